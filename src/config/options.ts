@@ -1,0 +1,160 @@
+import { parseByteSize } from './byte-size.js';
+
+export type Env = 'development' | 'production';
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+export interface PeerSpec {
+  id: string;
+  addr: string;
+}
+
+export interface Options {
+  dbPath: string;
+  httpAddr: { host: string; port: number };
+  masterKey: string | null;
+  env: Env;
+  httpPayloadSizeLimit: number;
+  logLevel: LogLevel;
+  nodeId: string;
+  raftAddr: { host: string; port: number } | null;
+  peers: PeerSpec[];
+  clusterSecret: string | null;
+  dumpDir: string;
+  snapshotDir: string;
+}
+
+export class OptionsError extends Error {}
+
+interface FlagDef {
+  name: string;
+  help: string;
+  /** Flags without a value (booleans). */
+  bare?: boolean;
+  default?: string;
+}
+
+/** Every flag; the README's table is written from this list. */
+export const FLAGS: FlagDef[] = [
+  { name: 'db-path', help: 'Directory of the node\'s database', default: './data' },
+  { name: 'http-addr', help: 'Address the HTTP API listens on (host:port)', default: '127.0.0.1:7700' },
+  { name: 'master-key', help: 'Master key protecting the API (at least 16 bytes)' },
+  { name: 'env', help: 'development or production (production requires a master key)', default: 'development' },
+  { name: 'http-payload-size-limit', help: 'Largest accepted request body, e.g. "100 MB"', default: '100 MB' },
+  { name: 'log-level', help: 'off, error, warn, info, debug or trace', default: 'info' },
+  { name: 'node-id', help: 'Stable id of this node in a cluster', default: 'n1' },
+  { name: 'raft-addr', help: 'Address for node-to-node gRPC traffic (host:port); cluster mode only' },
+  { name: 'peers', help: 'Cluster members as id=host:port,id=host:port (this node included); none = single node' },
+  { name: 'cluster-secret', help: 'Shared secret every node-to-node call must carry' },
+  { name: 'dump-dir', help: 'Directory where dumps are written', default: './dumps' },
+  { name: 'snapshot-dir', help: 'Directory where snapshots are written', default: './snapshots' },
+];
+
+export function envVarName(flag: string): string {
+  return 'TRINE_' + flag.toUpperCase().replace(/-/g, '_');
+}
+
+export function usage(): string {
+  const lines = ['Usage: trine [flags]', '', 'Every flag can also be set with an environment variable.', ''];
+  for (const f of FLAGS) {
+    const def = f.default !== undefined ? ` (default: ${f.default})` : '';
+    lines.push(`  --${f.name.padEnd(26)} ${envVarName(f.name).padEnd(32)} ${f.help}${def}`);
+  }
+  return lines.join('\n');
+}
+
+function parseHostPort(flag: string, text: string): { host: string; port: number } {
+  const m = /^(.*):(\d+)$/.exec(text.trim());
+  if (!m || !m[1]) throw new OptionsError(`--${flag}: expected host:port, got \`${text}\`.`);
+  const port = Number(m[2]);
+  if (port > 65535) throw new OptionsError(`--${flag}: port ${port} is out of range (0-65535).`);
+  const host = m[1].replace(/^\[(.*)\]$/, '$1');
+  return { host, port };
+}
+
+function parsePeers(text: string): PeerSpec[] {
+  if (!text.trim()) return [];
+  const peers: PeerSpec[] = [];
+  for (const part of text.split(',')) {
+    const m = /^\s*([A-Za-z0-9_-]+)=(.+:\d+)\s*$/.exec(part);
+    if (!m) throw new OptionsError(`--peers: expected id=host:port, got \`${part}\`.`);
+    parseHostPort('peers', m[2]!);
+    peers.push({ id: m[1]!, addr: m[2]! });
+  }
+  const ids = new Set(peers.map((p) => p.id));
+  if (ids.size !== peers.length) throw new OptionsError('--peers: node ids must be unique.');
+  return peers;
+}
+
+/** Reads flags (`--name value` or `--name=value`) over environment variables over defaults. */
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): Options {
+  const raw = new Map<string, string>();
+  for (const f of FLAGS) {
+    const v = env[envVarName(f.name)];
+    if (v !== undefined && v !== '') raw.set(f.name, v);
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new OptionsError(`Unexpected argument \`${arg}\`. Flags start with --.`);
+    const eq = arg.indexOf('=');
+    const name = eq >= 0 ? arg.slice(2, eq) : arg.slice(2);
+    const def = FLAGS.find((f) => f.name === name);
+    if (!def) throw new OptionsError(`Unknown flag \`--${name}\`. Run with --help to list the flags.`);
+    let value: string;
+    if (eq >= 0) value = arg.slice(eq + 1);
+    else if (def.bare) value = 'true';
+    else {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith('--')) throw new OptionsError(`Flag --${name} needs a value.`);
+      value = next;
+      i++;
+    }
+    raw.set(name, value);
+  }
+  const get = (name: string): string | undefined => raw.get(name) ?? FLAGS.find((f) => f.name === name)?.default;
+
+  const envName = get('env')!;
+  if (envName !== 'development' && envName !== 'production') {
+    throw new OptionsError(`--env: expected development or production, got \`${envName}\`.`);
+  }
+  const logLevel = get('log-level')!.toLowerCase();
+  if (!['off', 'error', 'warn', 'info', 'debug', 'trace'].includes(logLevel)) {
+    throw new OptionsError(`--log-level: expected one of off, error, warn, info, debug, trace; got \`${logLevel}\`.`);
+  }
+  const limitText = get('http-payload-size-limit')!;
+  const limit = parseByteSize(limitText);
+  if (limit === null) {
+    throw new OptionsError(`--http-payload-size-limit: \`${limitText}\` is not a size such as "100 MB" or "1 GiB".`);
+  }
+  const masterKey = get('master-key') ?? null;
+  if (masterKey !== null && Buffer.byteLength(masterKey) < 16) {
+    throw new OptionsError('The master key must be at least 16 bytes long. Pick a longer --master-key.');
+  }
+  if (envName === 'production' && masterKey === null) {
+    throw new OptionsError(
+      'In production (--env production) a master key of at least 16 bytes is required. Set --master-key or TRINE_MASTER_KEY.',
+    );
+  }
+  const nodeId = get('node-id')!;
+  if (!/^[A-Za-z0-9_-]+$/.test(nodeId)) throw new OptionsError(`--node-id: \`${nodeId}\` may only hold A-Z a-z 0-9 _ -.`);
+  const peers = parsePeers(get('peers') ?? '');
+  const raftAddrText = get('raft-addr');
+  const raftAddr = raftAddrText ? parseHostPort('raft-addr', raftAddrText) : null;
+  if (peers.length > 0) {
+    const self = peers.find((p) => p.id === nodeId);
+    if (!self) throw new OptionsError(`--peers must list this node (--node-id ${nodeId}).`);
+  }
+  return {
+    dbPath: get('db-path')!,
+    httpAddr: parseHostPort('http-addr', get('http-addr')!),
+    masterKey,
+    env: envName,
+    httpPayloadSizeLimit: limit,
+    logLevel: logLevel as LogLevel,
+    nodeId,
+    raftAddr,
+    peers,
+    clusterSecret: get('cluster-secret') ?? null,
+    dumpDir: get('dump-dir')!,
+    snapshotDir: get('snapshot-dir')!,
+  };
+}

@@ -1,0 +1,369 @@
+import { ApiError, toErrorBody, type ErrorBody } from '../errors/api-error.js';
+import type { WriteBatch } from '../store/kv.js';
+import { encodeUint } from '../store/keys.js';
+import { processIndexTask } from './index-tasks.js';
+import { documentFilterDocids } from './documents/filter-hook.js';
+import type { TaskParams } from '../tasks/task.js';
+import type { Doc } from './documents/primary-key.js';
+import { extractDocumentId, inferPrimaryKey } from './documents/primary-key.js';
+import { Engine, indexNotFound } from './engine.js';
+import { INDEX_UIDS, IndexHandle, type IndexMeta } from './index-handle.js';
+import type { DocChange, PreparedIndexUpdate } from './search-index.js';
+import { applySettingsPatch } from './settings/apply.js';
+
+export interface BatchTask {
+  uid: number;
+  type: string;
+  indexUid: string | null;
+  params: TaskParams;
+  details: Record<string, unknown> | null;
+  /** Parsed documents of an addition or update. */
+  documents?: Doc[];
+}
+
+export interface TaskOutcome {
+  status: 'succeeded' | 'failed';
+  details: Record<string, unknown> | null;
+  error: ErrorBody | null;
+}
+
+export interface ProcessedBatch {
+  outcomes: Map<number, TaskOutcome>;
+  /** Puts every change of the batch into one write batch. */
+  write(wb: WriteBatch): void;
+  /** Makes the changes visible; call once the write batch is committed. */
+  publish(): void;
+}
+
+function succeeded(details: Record<string, unknown> | null): TaskOutcome {
+  return { status: 'succeeded', details, error: null };
+}
+
+function failed(details: Record<string, unknown> | null, e: unknown): TaskOutcome {
+  if (!(e instanceof ApiError)) throw e; // an internal error aborts the batch instead of failing one task
+  return { status: 'failed', details, error: toErrorBody(e) };
+}
+
+function docBytes(doc: Doc): number {
+  return Buffer.byteLength(JSON.stringify(doc));
+}
+
+/** The state of one index's documents while a batch is processed; tasks fork and merge it. */
+class DocState {
+  changed = new Map<number, Doc | null>();
+  ext = new Map<string, number | null>();
+  cleared = false;
+  primaryKey: string | null;
+  nextDocid: number;
+
+  constructor(
+    private readonly engine: Engine,
+    readonly handle: IndexHandle | null,
+    meta: IndexMeta,
+    /** Documents as stored before the batch, loaded on demand. */
+    readonly originals: Map<number, Doc | null>,
+  ) {
+    this.primaryKey = meta.primaryKey;
+    this.nextDocid = meta.nextDocid;
+  }
+
+  fork(): DocState {
+    const f = Object.create(DocState.prototype) as DocState;
+    Object.assign(f, this, { changed: new Map(this.changed), ext: new Map(this.ext) });
+    return f;
+  }
+
+  lookup(id: string): number | undefined {
+    if (this.ext.has(id)) return this.ext.get(id) ?? undefined;
+    if (this.cleared || !this.handle) return undefined;
+    return this.handle.ext.get(id);
+  }
+
+  existingDocids(): number[] {
+    const out = new Set<number>();
+    if (this.handle && !this.cleared) for (const d of this.handle.ext.values()) out.add(d);
+    for (const [id, d] of this.ext) {
+      const base = this.cleared || !this.handle ? undefined : this.handle.ext.get(id);
+      if (base !== undefined && d !== base) out.delete(base);
+      if (d !== null) out.add(d);
+    }
+    return [...out].sort((a, b) => a - b);
+  }
+
+  async load(docids: number[]): Promise<void> {
+    if (!this.handle) return;
+    const missing = docids.filter((d) => !this.originals.has(d));
+    if (missing.length === 0) return;
+    const docs = await this.engine.readDocs(this.engine.store, this.handle, missing);
+    missing.forEach((d, i) => this.originals.set(d, docs[i] ?? null));
+  }
+
+  async current(docid: number): Promise<Doc | null> {
+    if (this.changed.has(docid)) return this.changed.get(docid) ?? null;
+    if (this.cleared) return null;
+    await this.load([docid]);
+    return this.originals.get(docid) ?? null;
+  }
+}
+
+async function applyDocuments(st: DocState, p: Extract<TaskParams, { op: 'documents' }>, docs: Doc[]): Promise<number> {
+  if (st.primaryKey === null) {
+    st.primaryKey = p.primaryKey ?? inferPrimaryKey(docs[0]);
+  } else if (p.primaryKey !== null && p.primaryKey !== st.primaryKey) {
+    throw new ApiError('index_primary_key_already_exists', `Index already has a primary key: \`${st.primaryKey}\`.`);
+  }
+  const pk = st.primaryKey;
+  const ids = docs.map((d) => extractDocumentId(d, pk));
+  if (p.method === 'update') {
+    const existing = ids.map((id) => st.lookup(id)).filter((d): d is number => d !== undefined && !st.changed.has(d));
+    await st.load(existing);
+  }
+  let indexed = 0;
+  for (let i = 0; i < docs.length; i++) {
+    const id = ids[i]!;
+    let docid = st.lookup(id);
+    let doc = docs[i]!;
+    if (docid === undefined) {
+      if (p.method === 'update' && p.skipCreation) continue;
+      docid = st.nextDocid++;
+      st.ext.set(id, docid);
+    } else if (p.method === 'update') {
+      const old = await st.current(docid);
+      if (old) doc = { ...old, ...doc };
+    }
+    st.changed.set(docid, doc);
+    indexed++;
+  }
+  return indexed;
+}
+
+function deleteDocids(st: DocState, docids: number[], idsOf: Map<number, string>): number {
+  for (const d of docids) {
+    st.changed.set(d, null);
+    const id = idsOf.get(d);
+    if (id !== undefined) st.ext.set(id, null);
+  }
+  return docids.length;
+}
+
+/** Processes the document tasks of one batch on one index. */
+async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: number): Promise<ProcessedBatch> {
+  const uid = tasks[0]!.indexUid!;
+  const outcomes = new Map<number, TaskOutcome>();
+  const existing = engine.indexes.get(uid) ?? null;
+  const creates = existing === null;
+  if (creates && tasks.every((t) => t.params.op !== 'documents')) {
+    for (const t of tasks) outcomes.set(t.uid, failed(deletionDetails(t, 0), indexNotFound(uid)));
+    return { outcomes, write() {}, publish() {} };
+  }
+  const meta: IndexMeta = existing ? { ...existing.meta } : engine.newIndexMeta(uid, null, at);
+  let st = new DocState(engine, existing, meta, new Map());
+  let indexCreated = creates;
+
+  for (const t of tasks) {
+    const p = t.params;
+    if (!existing && !indexCreated && p.op !== 'documents') {
+      outcomes.set(t.uid, failed(deletionDetails(t, 0), indexNotFound(uid)));
+      continue;
+    }
+    const work = st.fork();
+    try {
+      if (p.op === 'documents') {
+        const n = await applyDocuments(work, p, t.documents ?? []);
+        outcomes.set(t.uid, succeeded({ ...t.details, indexedDocuments: n }));
+      } else if (p.op === 'deleteIds') {
+        const idsOf = new Map<number, string>();
+        const docids: number[] = [];
+        for (const id of new Set(p.ids)) {
+          const d = work.lookup(id);
+          if (d !== undefined) {
+            docids.push(d);
+            idsOf.set(d, id);
+          }
+        }
+        await work.load(docids.filter((d) => !work.changed.has(d)));
+        outcomes.set(t.uid, succeeded({ ...t.details, deletedDocuments: deleteDocids(work, docids, idsOf) }));
+      } else if (p.op === 'clear') {
+        const n = work.existingDocids().length;
+        work.cleared = true;
+        work.changed = new Map();
+        work.ext = new Map();
+        outcomes.set(t.uid, succeeded({ deletedDocuments: n }));
+      } else if (p.op === 'deleteFilter') {
+        // The autobatcher starts a new batch at a filter deletion, so the published state is the one to filter.
+        if (t !== tasks[0]) throw new Error('a deletion by filter must come first in its batch');
+        const docids = existing ? [...(await documentFilterDocids(engine, existing, p.filter))] : [];
+        const idsOf = new Map<number, string>();
+        const wanted = new Set(docids);
+        const lookupIds = (m: Map<string, number | null> | Map<string, number>) => {
+          for (const [id, d] of m) if (d !== null && wanted.has(d)) idsOf.set(d, id);
+        };
+        if (existing && !work.cleared) lookupIds(existing.ext);
+        lookupIds(work.ext);
+        await work.load(docids.filter((d) => !work.changed.has(d)));
+        outcomes.set(t.uid, succeeded({ ...t.details, deletedDocuments: deleteDocids(work, docids, idsOf) }));
+      } else {
+        throw new Error(`unexpected task in a documents batch: ${p.op}`);
+      }
+      st = work;
+    } catch (e) {
+      outcomes.set(t.uid, failed(failureDetails(t), e));
+    }
+  }
+  if (![...outcomes.values()].some((o) => o.status === 'succeeded')) {
+    return { outcomes, write() {}, publish() {} };
+  }
+  return finishDocuments(engine, existing, meta, st, at, outcomes);
+}
+
+function deletionDetails(t: BatchTask, deleted: number): Record<string, unknown> | null {
+  return t.details ? { ...t.details, deletedDocuments: deleted } : null;
+}
+
+function failureDetails(t: BatchTask): Record<string, unknown> | null {
+  const p = t.params;
+  if (p.op === 'documents') return { ...t.details, indexedDocuments: 0 };
+  return deletionDetails(t, 0);
+}
+
+function topLevelFields(doc: Doc): string[] {
+  return Object.keys(doc);
+}
+
+async function finishDocuments(
+  engine: Engine,
+  existing: IndexHandle | null,
+  meta: IndexMeta,
+  st: DocState,
+  at: number,
+  outcomes: Map<number, TaskOutcome>,
+): Promise<ProcessedBatch> {
+  meta.primaryKey = st.primaryKey;
+  meta.nextDocid = st.nextDocid;
+  meta.updatedAt = at;
+  const fd = new Map(Object.entries(st.cleared ? {} : meta.fieldDistribution));
+  const bump = (doc: Doc, by: number) => {
+    for (const f of topLevelFields(doc)) {
+      const n = (fd.get(f) ?? 0) + by;
+      if (n > 0) fd.set(f, n);
+      else fd.delete(f);
+    }
+  };
+  if (st.cleared) {
+    meta.docCount = 0;
+    meta.rawDocumentBytes = 0;
+  }
+  const changes: DocChange[] = [];
+  // Before-images of everything the batch touched, read in one go.
+  if (!st.cleared) await st.load([...st.changed.keys()].filter((d) => d < (existing?.meta.nextDocid ?? 0)));
+  for (const [docid, after] of st.changed) {
+    const before = st.cleared ? null : (st.originals.get(docid) ?? null);
+    if (before === null && after === null) continue;
+    if (before) {
+      bump(before, -1);
+      meta.docCount--;
+      meta.rawDocumentBytes -= docBytes(before);
+    }
+    if (after) {
+      bump(after, +1);
+      meta.docCount++;
+      meta.rawDocumentBytes += docBytes(after);
+    }
+    changes.push({ docid, before, after });
+  }
+  meta.fieldDistribution = Object.fromEntries([...fd.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+
+  const handle = existing ?? (await engine.openHandle(meta));
+  const update: PreparedIndexUpdate = await handle.search.prepare(changes, meta.settings, { reset: st.cleared });
+  return {
+    outcomes,
+    write(wb) {
+      if (!existing) {
+        wb.put(INDEX_UIDS.key(meta.uid), u64(meta.id));
+        engine.writeEngineMeta(wb);
+      }
+      if (st.cleared) {
+        wb.delPrefix(handle.docs.prefix);
+        wb.delPrefix(handle.extIds.prefix);
+      }
+      for (const [docid, after] of st.changed) {
+        if (after) wb.put(handle.docKey(docid), JSON.stringify(after));
+        else if (!st.cleared) wb.del(handle.docKey(docid));
+      }
+      for (const [id, docid] of st.ext) {
+        if (docid === null) wb.del(handle.extKey(id));
+        else wb.put(handle.extKey(id), u32(docid));
+      }
+      wb.put(handle.metaKey(), JSON.stringify(meta));
+      update.write(wb);
+    },
+    publish() {
+      handle.meta = meta;
+      if (st.cleared) handle.ext.clear();
+      for (const [id, docid] of st.ext) {
+        if (docid === null) handle.ext.delete(id);
+        else handle.ext.set(id, docid);
+      }
+      update.publish();
+      engine.indexes.set(meta.uid, handle);
+      engine.lastUpdate = at;
+    },
+  };
+}
+
+const u32 = (n: number) => encodeUint(n, 4);
+const u64 = (n: number) => encodeUint(n, 8);
+
+/** Processes the settings tasks of one batch on one index; a missing index is created. */
+async function processSettingsTasks(engine: Engine, tasks: BatchTask[], at: number): Promise<ProcessedBatch> {
+  const uid = tasks[0]!.indexUid!;
+  const existing = engine.indexes.get(uid) ?? null;
+  const meta: IndexMeta = existing ? { ...existing.meta } : engine.newIndexMeta(uid, null, at);
+  const outcomes = new Map<number, TaskOutcome>();
+  let settings = meta.settings;
+  for (const t of tasks) {
+    try {
+      if (t.params.op !== 'settings') throw new Error(`unexpected task in a settings batch: ${t.params.op}`);
+      settings = applySettingsPatch(settings, t.params.settings);
+      outcomes.set(t.uid, succeeded(t.details));
+    } catch (e) {
+      outcomes.set(t.uid, failed(t.details, e));
+    }
+  }
+  const previous = meta.settings;
+  meta.settings = settings;
+  meta.updatedAt = at;
+  const handle = existing ?? (await engine.openHandle(meta));
+  const changed = JSON.stringify(previous) !== JSON.stringify(settings);
+  const update =
+    existing && changed ? await handle.search.rebuild(() => engine.allDocuments(handle), settings) : null;
+  return {
+    outcomes,
+    write(wb) {
+      if (!existing) {
+        wb.put(INDEX_UIDS.key(meta.uid), u64(meta.id));
+        engine.writeEngineMeta(wb);
+      }
+      wb.put(handle.metaKey(), JSON.stringify(meta));
+      update?.write(wb);
+    },
+    publish() {
+      handle.meta = meta;
+      update?.publish();
+      engine.indexes.set(meta.uid, handle);
+      engine.lastUpdate = at;
+    },
+  };
+}
+
+/** Processes a batch prepared by the autobatcher. Never mutates visible state before `publish`. */
+export async function processBatch(engine: Engine, tasks: BatchTask[], at: number): Promise<ProcessedBatch> {
+  const first = tasks[0]!;
+  const op = first.params.op;
+  if (op === 'documents' || op === 'deleteIds' || op === 'deleteFilter' || op === 'clear') {
+    return processDocumentTasks(engine, tasks, at);
+  }
+  if (op === 'settings') return processSettingsTasks(engine, tasks, at);
+  if (tasks.length !== 1) throw new Error(`a ${first.type} task must be processed alone`);
+  return processIndexTask(engine, first, at);
+}

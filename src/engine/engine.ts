@@ -1,0 +1,154 @@
+import { ApiError } from '../errors/api-error.js';
+import { KeySpace, decodeUint } from '../store/keys.js';
+import type { KvReader, KvStore, WriteBatch } from '../store/kv.js';
+import type { Doc } from './documents/primary-key.js';
+import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './index-handle.js';
+import type { SearchIndexFactory } from './search-index.js';
+import { defaultSettings, type IndexSettings } from './settings/settings.js';
+
+const ENGINE_META = new KeySpace('em');
+const NEXT_INDEX_ID = ENGINE_META.key('nextIndexId');
+
+export function indexNotFound(uid: string): ApiError {
+  return new ApiError('index_not_found', `Index \`${uid}\` not found.`);
+}
+
+/**
+ * The indexes of one node: their metadata and id maps in memory, documents and search
+ * structures in the store. Knows nothing of HTTP, tasks or replication; the batch processor
+ * changes it, routes read it.
+ */
+export class Engine {
+  readonly indexes = new Map<string, IndexHandle>();
+  nextIndexId = 0;
+  /** Time of the last change applied, for `GET /stats`. */
+  lastUpdate: number | null = null;
+
+  private constructor(
+    readonly store: KvStore,
+    readonly searchFactory: SearchIndexFactory,
+  ) {}
+
+  static async open(store: KvStore, searchFactory: SearchIndexFactory): Promise<Engine> {
+    const engine = new Engine(store, searchFactory);
+    await engine.load();
+    return engine;
+  }
+
+  /** (Re)reads every index from the store, e.g. at start or after installing a snapshot. */
+  async load(): Promise<void> {
+    this.indexes.clear();
+    const next = await this.store.get(NEXT_INDEX_ID);
+    this.nextIndexId = next ? decodeUint(next) : 0;
+    for await (const { value } of this.store.scan({ prefix: INDEX_UIDS.prefix })) {
+      const id = decodeUint(value);
+      const metaBuf = await this.store.get(INDEXES.child(String(id)).key('meta'));
+      if (!metaBuf) continue;
+      const meta = JSON.parse(metaBuf.toString()) as IndexMeta;
+      meta.settings = { ...defaultSettings(), ...meta.settings };
+      const handle = await this.openHandle(meta);
+      const ext = handle.ext;
+      for await (const e of this.store.scan({ prefix: handle.extIds.prefix })) {
+        ext.set(handle.extIds.strip(e.key).toString(), decodeUint(e.value, 0, 4));
+      }
+      this.indexes.set(meta.uid, handle);
+      if (this.lastUpdate === null || meta.updatedAt > this.lastUpdate) this.lastUpdate = meta.updatedAt;
+    }
+  }
+
+  async openHandle(meta: IndexMeta): Promise<IndexHandle> {
+    const space = IndexHandle.searchSpaceOf(meta.id);
+    const search = await this.searchFactory.open({ store: this.store, space, settings: meta.settings });
+    return new IndexHandle(meta, new Map(), search);
+  }
+
+  newIndexMeta(uid: string, primaryKey: string | null, at: number, settings?: IndexSettings): IndexMeta {
+    const id = this.nextIndexId++;
+    return {
+      id,
+      uid,
+      primaryKey,
+      createdAt: at,
+      updatedAt: at,
+      nextDocid: 0,
+      docCount: 0,
+      rawDocumentBytes: 0,
+      fieldDistribution: {},
+      settings: settings ?? defaultSettings(),
+    };
+  }
+
+  writeEngineMeta(wb: WriteBatch): void {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64BE(BigInt(this.nextIndexId));
+    wb.put(NEXT_INDEX_ID, b);
+  }
+
+  getIndex(uid: string): IndexHandle {
+    const h = this.indexes.get(uid);
+    if (!h) throw indexNotFound(uid);
+    return h;
+  }
+
+  /** Indexes sorted by uid, as the reference lists them. */
+  listIndexes(): IndexHandle[] {
+    return [...this.indexes.values()].sort((a, b) => (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+  }
+
+  async readDocs(reader: KvReader, h: IndexHandle, docids: readonly number[]): Promise<(Doc | null)[]> {
+    const bufs = await reader.getMany(docids.map((d) => h.docKey(d)));
+    return bufs.map((b) => (b ? (JSON.parse(b.toString()) as Doc) : null));
+  }
+
+  async getDocument(uid: string, id: string): Promise<Doc | null> {
+    const h = this.getIndex(uid);
+    const docid = h.ext.get(id);
+    if (docid === undefined) return null;
+    const [doc] = await this.readDocs(this.store, h, [docid]);
+    return doc ?? null;
+  }
+
+  /** Every document of an index in docid order, read under one consistent snapshot. */
+  async *allDocuments(h: IndexHandle, reader: KvReader = this.store): AsyncGenerator<[number, Doc]> {
+    for await (const e of reader.scan({ prefix: h.docs.prefix })) {
+      yield [decodeUint(h.docs.strip(e.key)), JSON.parse(e.value.toString()) as Doc];
+    }
+  }
+
+  /** A page of documents in docid order, optionally restricted to some docids. */
+  async listDocuments(
+    uid: string,
+    opts: { offset: number; limit: number; docids?: number[] | null },
+  ): Promise<{ results: Doc[]; total: number }> {
+    const h = this.getIndex(uid);
+    if (opts.docids) {
+      const sorted = [...new Set(opts.docids)].sort((a, b) => a - b);
+      const page = sorted.slice(opts.offset, opts.offset + opts.limit);
+      const docs = await this.readDocs(this.store, h, page);
+      return { results: docs.filter((d): d is Doc => d !== null), total: sorted.length };
+    }
+    const results: Doc[] = [];
+    if (opts.limit > 0 && opts.offset < h.meta.docCount) {
+      let skipped = 0;
+      for await (const e of this.store.scan({ prefix: h.docs.prefix, limit: opts.offset + opts.limit })) {
+        if (skipped++ < opts.offset) continue;
+        results.push(JSON.parse(e.value.toString()) as Doc);
+      }
+    }
+    return { results, total: h.meta.docCount };
+  }
+
+  /** Docids of the given external ids that exist. */
+  docidsOf(h: IndexHandle, ids: readonly string[]): number[] {
+    const out: number[] = [];
+    for (const id of ids) {
+      const d = h.ext.get(id);
+      if (d !== undefined) out.push(d);
+    }
+    return out;
+  }
+
+  async indexSize(h: IndexHandle): Promise<number> {
+    return this.store.approximateSize(h.space.prefix, h.space.end);
+  }
+}

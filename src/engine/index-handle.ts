@@ -1,0 +1,61 @@
+import { KeySpace } from '../store/keys.js';
+import type { SearchIndex } from './search-index.js';
+import type { IndexSettings } from './settings/settings.js';
+
+/** What is persisted about an index besides its documents and search structures. */
+export interface IndexMeta {
+  id: number;
+  uid: string;
+  primaryKey: string | null;
+  createdAt: number;
+  updatedAt: number;
+  nextDocid: number;
+  docCount: number;
+  /** Sum of the stored documents' sizes in bytes. */
+  rawDocumentBytes: number;
+  fieldDistribution: Record<string, number>;
+  settings: IndexSettings;
+}
+
+export const INDEXES = new KeySpace('ix');
+export const INDEX_UIDS = new KeySpace('iu');
+
+/** An open index: its metadata, id map and search structures, and where its keys live. */
+export class IndexHandle {
+  readonly space: KeySpace;
+  readonly docs: KeySpace;
+  readonly extIds: KeySpace;
+  readonly searchSpace: KeySpace;
+
+  constructor(
+    public meta: IndexMeta,
+    /** External document id → internal docid. */
+    public ext: Map<string, number>,
+    public search: SearchIndex,
+  ) {
+    this.space = INDEXES.child(String(meta.id));
+    this.docs = this.space.child('d');
+    this.extIds = this.space.child('e');
+    this.searchSpace = IndexHandle.searchSpaceOf(meta.id);
+  }
+
+  static searchSpaceOf(id: number): KeySpace {
+    return INDEXES.child(String(id)).child('s');
+  }
+
+  get uid(): string {
+    return this.meta.uid;
+  }
+
+  metaKey(): Buffer {
+    return this.space.key('meta');
+  }
+
+  docKey(docid: number): Buffer {
+    return this.docs.key(docid);
+  }
+
+  extKey(id: string): Buffer {
+    return this.extIds.key(id);
+  }
+}

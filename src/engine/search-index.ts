@@ -1,0 +1,55 @@
+import type { KeySpace } from '../store/keys.js';
+import type { KvStore, WriteBatch } from '../store/kv.js';
+import type { Doc } from './documents/primary-key.js';
+import type { IndexSettings } from './settings/settings.js';
+
+/** One document's change within a batch: added (before null), deleted (after null) or replaced. */
+export interface DocChange {
+  docid: number;
+  before: Doc | null;
+  after: Doc | null;
+}
+
+/**
+ * A computed but not yet visible change of an index's search structures. The batch processor
+ * writes it into the batch's atomic write, commits, and only then publishes it, so searches
+ * never see half of a batch.
+ */
+export interface PreparedIndexUpdate {
+  write(wb: WriteBatch): void;
+  publish(): void;
+}
+
+export interface SearchIndexContext {
+  store: KvStore;
+  /** The key space this index's search structures live under. */
+  space: KeySpace;
+  settings: IndexSettings;
+}
+
+/** The search structures of one index (postings, dictionaries, facets, ...). */
+export interface SearchIndex {
+  /** With `reset`, every document indexed so far is gone and `changes` only hold additions. */
+  prepare(changes: readonly DocChange[], settings: IndexSettings, opts?: { reset?: boolean }): Promise<PreparedIndexUpdate>;
+  /** Re-indexes every document, e.g. after a settings change. */
+  rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings): Promise<PreparedIndexUpdate>;
+}
+
+export interface SearchIndexFactory {
+  open(ctx: SearchIndexContext): Promise<SearchIndex>;
+}
+
+/** Keeps no search structures: for nodes that only store documents. */
+export const noSearchIndex: SearchIndexFactory = {
+  async open() {
+    const nothing: PreparedIndexUpdate = { write() {}, publish() {} };
+    return {
+      async prepare() {
+        return nothing;
+      },
+      async rebuild() {
+        return nothing;
+      },
+    };
+  },
+};

@@ -1,0 +1,83 @@
+import Fastify, { type FastifyInstance, type FastifyError } from 'fastify';
+import compress from '@fastify/compress';
+import { ApiError, errorBody } from '../errors/api-error.js';
+import { uuidv7 } from '../util/uuid.js';
+import { payloadTooLarge } from './body.js';
+import type { AppContext } from './context.js';
+import { registerRoutes } from './routes/index.js';
+
+const PINO_LEVEL: Record<string, string> = {
+  off: 'silent',
+  error: 'error',
+  warn: 'warn',
+  info: 'info',
+  debug: 'debug',
+  trace: 'trace',
+};
+
+/** Maps Fastify's own errors (raised before a handler runs) to the error table. */
+function fromFastifyError(err: FastifyError, limit: number): ApiError | null {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return payloadTooLarge(limit);
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('bad_request', 'The Content-Length header does not match the body.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('missing_payload', 'A json payload is missing.');
+    case 'FST_ERR_BAD_URL':
+      return new ApiError('bad_request', 'The request URL is malformed.');
+    default:
+      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new ApiError('bad_request', err.message);
+      return null;
+  }
+}
+
+export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const limit = ctx.options.httpPayloadSizeLimit;
+  const app = Fastify({
+    logger: { level: PINO_LEVEL[ctx.options.logLevel] ?? 'info' },
+    bodyLimit: limit,
+    genReqId: () => uuidv7(),
+    requestIdLogLabel: 'requestId',
+    disableRequestLogging: ctx.options.logLevel !== 'debug' && ctx.options.logLevel !== 'trace',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+  });
+
+  // Bodies are read raw; each route decides which formats it accepts and parses them itself,
+  // so that every failure carries the reference's error code.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  await app.register(compress, { global: true, encodings: ['br', 'gzip', 'deflate'], threshold: 1024 });
+
+  // CORS as the reference does it: any origin, requested headers echoed, preflight unauthenticated.
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('Access-Control-Allow-Origin', '*');
+    reply.header('Access-Control-Expose-Headers', '*');
+    if (req.method === 'OPTIONS') {
+      const reqHeaders = req.headers['access-control-request-headers'];
+      reply.header('Access-Control-Allow-Methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS');
+      reply.header('Access-Control-Allow-Headers', reqHeaders ?? '*');
+      reply.header('Access-Control-Max-Age', '86400');
+      reply.header('Vary', 'Origin, Access-Control-Request-Headers');
+      return reply.status(204).send();
+    }
+    return undefined;
+  });
+
+  app.setErrorHandler((err: FastifyError | ApiError, req, reply) => {
+    const api = err instanceof ApiError ? err : fromFastifyError(err, limit);
+    if (api) {
+      if (api.code === 'too_many_search_requests' || api.status === 503) reply.header('Retry-After', '10');
+      return reply.status(api.status).send(api.toJSON());
+    }
+    req.log.error({ err }, 'unexpected error');
+    return reply.status(500).send(errorBody('internal', err.message));
+  });
+
+  // The reference answers unknown routes with an empty 404.
+  app.setNotFoundHandler((_req, reply) => reply.status(404).send());
+
+  await registerRoutes(app, ctx);
+  return app;
+}

@@ -1,0 +1,20 @@
+import type { Options } from '../config/options.js';
+import type { Engine } from '../engine/engine.js';
+import type { Replicator } from '../replication/replicator.js';
+import type { Executor } from '../tasks/executor.js';
+import type { TaskQueue } from '../tasks/task-queue.js';
+import type { TaskRecord, TaskSpec } from '../tasks/task.js';
+
+/** What route handlers may use. Built by `server/node.ts`. */
+export interface AppContext {
+  options: Options;
+  engine: Engine;
+  queue: TaskQueue;
+  executor: Executor;
+  replicator: Replicator;
+  /** Proposes a task; resolves with the registered task once it is durable. */
+  enqueue(spec: TaskSpec, payload?: Buffer): Promise<TaskRecord>;
+  /** Resolves when the task reached a final status (or the timeout passed). */
+  waitForTask(uid: number, timeoutMs: number): Promise<TaskRecord | undefined>;
+  startedAt: number;
+}

@@ -1,0 +1,52 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { ErrorCode } from '../errors/codes.js';
+import type { ObjectSchema, Schema, FieldDef } from './schema.js';
+
+/** A route as the OpenAPI document describes it. */
+export interface RouteDoc {
+  method: HTTPMethods;
+  url: string;
+  summary: string;
+  tags: string[];
+  /** Key action required (for documentation; auth enforces it). */
+  action?: string;
+  query?: ObjectSchema<Record<string, FieldDef>>;
+  body?: Schema<unknown>;
+  bodyMediaTypes?: string[];
+  /** Success status and a description of the response. */
+  status: number;
+  response?: string;
+  errors?: ErrorCode[];
+}
+
+/** Every route registered, in registration order. */
+export const ROUTES: RouteDoc[] = [];
+
+export interface RouteDef extends RouteDoc {
+  handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+}
+
+/** Registers a route and records its description for the OpenAPI document. */
+export function route(app: FastifyInstance, def: RouteDef): void {
+  const { handler, ...doc } = def;
+  if (!ROUTES.some((r) => r.method === doc.method && r.url === doc.url)) ROUTES.push(doc);
+  app.route({
+    method: def.method,
+    url: def.url,
+    config: { action: def.action },
+    handler: async (req, reply) => {
+      const out = await handler(req, reply);
+      if (reply.sent) return reply;
+      reply.status(def.status);
+      return out;
+    },
+  });
+}
+
+/** Query parameters as a flat record of strings (the last value wins). */
+export function queryRecord(req: FastifyRequest): Record<string, string> {
+  const q = (req.query ?? {}) as Record<string, string | string[]>;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(q)) out[k] = Array.isArray(v) ? v[v.length - 1]! : v;
+  return out;
+}

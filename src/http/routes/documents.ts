@@ -1,0 +1,320 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../../errors/api-error.js';
+import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
+import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
+import { projectFields } from '../../engine/documents/project.js';
+import { documentFilterDocids } from '../../engine/documents/filter-hook.js';
+import { taskSummary } from '../../tasks/task.js';
+import { bodyFormat, jsonBody, rawBody } from '../body.js';
+import type { AppContext } from '../context.js';
+import { queryRecord, route } from '../route.js';
+import { s } from '../schema.js';
+import { customMetadata, indexUidParam } from './params.js';
+
+const fieldsSchema = s.array(s.string());
+const idsSchema = s.custom((v, ctx) => {
+  const list = ctx.mode === 'query' && typeof v === 'string' ? v.split(',').map((x) => x.trim()) : v;
+  if (!Array.isArray(list)) {
+    throw new ApiError('invalid_document_ids', `Invalid value type at \`${ctx.path}\`: expected an array, but found ${typeof v}: \`${JSON.stringify(v)}\``);
+  }
+  return list.map((id, i) => {
+    try {
+      return normalizeDocumentId(id);
+    } catch (e) {
+      throw new ApiError('invalid_document_ids', `Invalid value at \`${ctx.path}[${i}]\`: ${(e as Error).message}`);
+    }
+  });
+}, { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] } });
+
+const listQuery = s.object({
+  offset: s.field(s.uint(), 'invalid_document_offset'),
+  limit: s.field(s.uint(), 'invalid_document_limit'),
+  fields: s.field(fieldsSchema, 'invalid_document_fields'),
+  retrieveVectors: s.field(s.boolean(), 'invalid_document_retrieve_vectors'),
+  ids: s.field(idsSchema, 'invalid_document_ids'),
+  filter: s.field(s.string(), 'invalid_document_filter'),
+  sort: s.field(s.array(s.string()), 'invalid_document_sort'),
+});
+
+const fetchBody = s.object({
+  offset: s.field(s.uint(), 'invalid_document_offset'),
+  limit: s.field(s.uint(), 'invalid_document_limit'),
+  fields: s.field(fieldsSchema.nullable(), 'invalid_document_fields'),
+  retrieveVectors: s.field(s.boolean(), 'invalid_document_retrieve_vectors'),
+  ids: s.field(idsSchema.nullable(), 'invalid_document_ids'),
+  filter: s.field(s.any({ oneOf: [{ type: 'string' }, { type: 'array' }, { type: 'null' }] }), 'invalid_document_filter'),
+  sort: s.field(s.array(s.string()).nullable(), 'invalid_document_sort'),
+});
+
+const getOneQuery = s.object({
+  fields: s.field(fieldsSchema, 'invalid_document_fields'),
+  retrieveVectors: s.field(s.boolean(), 'invalid_document_retrieve_vectors'),
+});
+
+const addQuery = s.object({
+  primaryKey: s.field(s.string(), 'invalid_index_primary_key'),
+  csvDelimiter: s.field(s.string(), 'invalid_document_csv_delimiter'),
+  customMetadata: s.field(s.string(), 'invalid_index_custom_metadata'),
+  skipCreation: s.field(s.boolean(), 'invalid_skip_creation'),
+});
+
+const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invalid_index_custom_metadata') });
+
+const deleteBatchBody = s.array(s.any({ oneOf: [{ type: 'string' }, { type: 'integer' }] }));
+const deleteByFilterBody = s.object({
+  filter: s.required(s.any({ oneOf: [{ type: 'string' }, { type: 'array' }] }), 'invalid_document_filter', 'missing_document_filter'),
+});
+
+function documentNotFound(id: string): ApiError {
+  return new ApiError('document_not_found', `Document \`${id}\` not found.`);
+}
+
+/** `_vectors` stays hidden unless asked for; `fields` selects what is shown. */
+function present(doc: Doc, fields: string[] | null | undefined, retrieveVectors: boolean | undefined): Doc {
+  let out = projectFields(doc, fields);
+  if (!retrieveVectors && '_vectors' in out) {
+    out = { ...out };
+    delete out['_vectors'];
+  }
+  return out;
+}
+
+async function listDocuments(
+  ctx: AppContext,
+  uid: string,
+  p: { offset?: number; limit?: number; fields?: string[] | null; retrieveVectors?: boolean; ids?: string[] | null; filter?: unknown; sort?: string[] | null },
+) {
+  const h = ctx.engine.getIndex(uid);
+  const offset = p.offset ?? 0;
+  const limit = p.limit ?? 20;
+  if (p.sort && p.sort.length > 0) {
+    throw new ApiError('invalid_document_sort', 'Attribute sorting of documents requires sortable attributes; this index has none configured.');
+  }
+  let docids: number[] | null = null;
+  if (p.ids) docids = ctx.engine.docidsOf(h, p.ids);
+  const hasFilter = p.filter !== undefined && p.filter !== null && !(typeof p.filter === 'string' && p.filter.trim() === '');
+  if (hasFilter) {
+    const matched = await documentFilterDocids(ctx.engine, h, p.filter);
+    docids = docids ? docids.filter((d) => matched.has(d)) : [...matched];
+  }
+  const { results, total } = await ctx.engine.listDocuments(uid, { offset, limit, docids });
+  return { results: results.map((d) => present(d, p.fields, p.retrieveVectors)), offset, limit, total };
+}
+
+export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const limit = ctx.options.httpPayloadSizeLimit;
+
+  route(app, {
+    method: 'GET',
+    url: '/indexes/:indexUid/documents',
+    summary: 'List documents',
+    tags: ['Documents'],
+    action: 'documents.get',
+    query: listQuery,
+    status: 200,
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const q = listQuery.validate(queryRecord(req), 'query');
+      return listDocuments(ctx, uid, q);
+    },
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/indexes/:indexUid/documents/fetch',
+    summary: 'List documents, with parameters in the body',
+    tags: ['Documents'],
+    action: 'documents.get',
+    body: fetchBody,
+    status: 200,
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const body = fetchBody.validate(jsonBody(req, limit), 'json');
+      return listDocuments(ctx, uid, body);
+    },
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/indexes/:indexUid/documents/:documentId',
+    summary: 'Get one document',
+    tags: ['Documents'],
+    action: 'documents.get',
+    query: getOneQuery,
+    status: 200,
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const id = (req.params as { documentId: string }).documentId;
+      const q = getOneQuery.validate(queryRecord(req), 'query');
+      ctx.engine.getIndex(uid);
+      const doc = await ctx.engine.getDocument(uid, id);
+      if (!doc) throw documentNotFound(id);
+      return present(doc, q.fields, q.retrieveVectors);
+    },
+  });
+
+  const addOrUpdate = (method: 'replace' | 'update') => async (req: FastifyRequest) => {
+    const uid = indexUidParam(req);
+    const q = addQuery.validate(queryRecord(req), 'query');
+    const format = bodyFormat(req, ['json', 'ndjson', 'csv']);
+    let delimiter = ',';
+    if (q.csvDelimiter !== undefined) {
+      if (format !== 'csv') {
+        throw new ApiError(
+          'invalid_content_type',
+          'The Content-Type `' + String(req.headers['content-type']) + '` does not support the use of a csv delimiter. The csv delimiter can only be used with the Content-Type `text/csv`.',
+        );
+      }
+      if (q.csvDelimiter.length !== 1 || q.csvDelimiter.charCodeAt(0) > 127) {
+        throw new ApiError(
+          'invalid_document_csv_delimiter',
+          `Invalid value in parameter \`csvDelimiter\`: expect a string of one character, but found the following string of ${q.csvDelimiter.length} characters: \`${q.csvDelimiter}\``,
+        );
+      }
+      delimiter = q.csvDelimiter;
+    }
+    const docs = parseDocumentsPayload(format, rawBody(req, limit), delimiter);
+    const payload = Buffer.from(JSON.stringify(docs));
+    const task = await ctx.enqueue(
+      {
+        type: 'documentAdditionOrUpdate',
+        indexUid: uid,
+        details: { receivedDocuments: docs.length, indexedDocuments: null },
+        params: { op: 'documents', method, primaryKey: q.primaryKey ?? null, ...(q.skipCreation ? { skipCreation: true } : {}) },
+        payloadBytes: payload.length,
+        ...customMetadata(q),
+      },
+      payload,
+    );
+    return taskSummary(task);
+  };
+
+  for (const [method, kind, summary] of [
+    ['POST', 'replace', 'Add or replace documents'],
+    ['PUT', 'update', 'Add or update documents (fields are merged)'],
+  ] as const) {
+    route(app, {
+      method,
+      url: '/indexes/:indexUid/documents',
+      summary,
+      tags: ['Documents'],
+      action: 'documents.add',
+      query: addQuery,
+      body: s.any({ oneOf: [{ type: 'array', items: { type: 'object' } }, { type: 'object' }] }),
+      bodyMediaTypes: ['application/json', 'application/x-ndjson', 'text/csv'],
+      status: 202,
+      handler: addOrUpdate(kind),
+    });
+  }
+
+  route(app, {
+    method: 'DELETE',
+    url: '/indexes/:indexUid/documents/:documentId',
+    summary: 'Delete one document',
+    tags: ['Documents'],
+    action: 'documents.delete',
+    query: writeQuery,
+    status: 202,
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const q = writeQuery.validate(queryRecord(req), 'query');
+      const id = (req.params as { documentId: string }).documentId;
+      const task = await ctx.enqueue({
+        type: 'documentDeletion',
+        indexUid: uid,
+        details: { providedIds: 1, deletedDocuments: null, originalFilter: null },
+        params: { op: 'deleteIds', ids: [id] },
+        ...customMetadata(q),
+      });
+      return taskSummary(task);
+    },
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/indexes/:indexUid/documents/delete-batch',
+    summary: 'Delete documents by id',
+    tags: ['Documents'],
+    action: 'documents.delete',
+    query: writeQuery,
+    body: deleteBatchBody,
+    status: 202,
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const q = writeQuery.validate(queryRecord(req), 'query');
+      const raw = deleteBatchBody.parse(jsonBody(req, limit), { path: '', code: 'bad_request', mode: 'json' });
+      const ids = raw.map((v, i) => {
+        if (typeof v === 'number' && Number.isInteger(v)) return String(v);
+        if (typeof v === 'string') return v;
+        throw new ApiError(
+          'bad_request',
+          `Invalid value type at \`[${i}]\`: expected a string or an integer, but found ${JSON.stringify(v)}`,
+        );
+      });
+      const task = await ctx.enqueue({
+        type: 'documentDeletion',
+        indexUid: uid,
+        details: { providedIds: ids.length, deletedDocuments: null, originalFilter: null },
+        params: { op: 'deleteIds', ids },
+        ...customMetadata(q),
+      });
+      return taskSummary(task);
+    },
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/indexes/:indexUid/documents/delete',
+    summary: 'Delete documents matching a filter',
+    tags: ['Documents'],
+    action: 'documents.delete',
+    query: writeQuery,
+    body: deleteByFilterBody,
+    status: 202,
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const q = writeQuery.validate(queryRecord(req), 'query');
+      const body = deleteByFilterBody.validate(jsonBody(req, limit), 'json');
+      const f = body.filter;
+      if (f === null || (typeof f === 'string' && f.trim() === '') || (Array.isArray(f) && f.length === 0)) {
+        throw new ApiError('invalid_document_filter', 'Sending an empty filter is forbidden.');
+      }
+      if (typeof f !== 'string' && !Array.isArray(f)) {
+        throw new ApiError(
+          'invalid_document_filter',
+          `Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(f)}\`.`,
+        );
+      }
+      const task = await ctx.enqueue({
+        type: 'documentDeletion',
+        indexUid: uid,
+        details: { providedIds: 0, deletedDocuments: null, originalFilter: JSON.stringify(f) },
+        params: { op: 'deleteFilter', filter: f },
+        ...customMetadata(q),
+      });
+      return taskSummary(task);
+    },
+  });
+
+  route(app, {
+    method: 'DELETE',
+    url: '/indexes/:indexUid/documents',
+    summary: 'Delete every document of an index',
+    tags: ['Documents'],
+    action: 'documents.delete',
+    query: writeQuery,
+    status: 202,
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const q = writeQuery.validate(queryRecord(req), 'query');
+      const task = await ctx.enqueue({
+        type: 'documentDeletion',
+        indexUid: uid,
+        details: { deletedDocuments: null },
+        params: { op: 'clear' },
+        ...customMetadata(q),
+      });
+      return taskSummary(task);
+    },
+  });
+}

@@ -1,0 +1,13 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.js';
+import { rootRoutes } from './root.js';
+import { indexRoutes } from './indexes.js';
+import { documentRoutes } from './documents.js';
+import { taskRoutes } from './tasks.js';
+
+export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  rootRoutes(app, ctx);
+  indexRoutes(app, ctx);
+  documentRoutes(app, ctx);
+  taskRoutes(app, ctx);
+}

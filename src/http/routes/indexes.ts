@@ -1,0 +1,238 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../errors/api-error.js';
+import { assertIndexUid } from '../../engine/index-uid.js';
+import { taskSummary } from '../../tasks/task.js';
+import { rfc3339 } from '../../util/time.js';
+import { jsonBody } from '../body.js';
+import type { AppContext } from '../context.js';
+import { queryRecord, route } from '../route.js';
+import { s } from '../schema.js';
+import { customMetadata, indexUidParam } from './params.js';
+
+const listQuery = s.object({
+  offset: s.field(s.uint(), 'invalid_index_offset'),
+  limit: s.field(s.uint(), 'invalid_index_limit'),
+});
+
+const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invalid_index_custom_metadata') });
+
+const uidSchema = s.custom((v, ctx) => {
+  if (typeof v !== 'string') {
+    throw new ApiError(
+      'invalid_index_uid',
+      `Invalid value type at \`${ctx.path}\`: expected a string, but found ${v === null ? 'null' : typeof v}: \`${JSON.stringify(v)}\``,
+    );
+  }
+  assertIndexUid(v, ctx.path);
+  return v;
+}, { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$' });
+
+const createBody = s.object({
+  uid: s.required(uidSchema, 'invalid_index_uid', 'missing_index_uid'),
+  primaryKey: s.field(s.string().nullable(), 'invalid_index_primary_key'),
+});
+
+const updateBody = s.object({
+  primaryKey: s.field(s.string().nullable(), 'invalid_index_primary_key'),
+  uid: s.field(uidSchema, 'invalid_index_uid'),
+});
+
+const swapBody = s.array(
+  s.object({
+    indexes: s.required(s.array(s.string()), 'invalid_swap_indexes', 'missing_swap_indexes'),
+    rename: s.field(s.boolean(), 'invalid_swap_rename'),
+  }),
+);
+
+export function indexView(ctx: AppContext, uid: string): Record<string, unknown> {
+  const h = ctx.engine.getIndex(uid);
+  return {
+    uid: h.uid,
+    createdAt: rfc3339(h.meta.createdAt),
+    updatedAt: rfc3339(h.meta.updatedAt),
+    primaryKey: h.meta.primaryKey,
+  };
+}
+
+export async function indexStats(ctx: AppContext, uid: string): Promise<Record<string, unknown>> {
+  const h = ctx.engine.getIndex(uid);
+  const m = h.meta;
+  const current = ctx.executor.current;
+  const isIndexing =
+    !!current && current.taskUids.some((u) => ctx.queue.get(u)?.indexUid === uid && ctx.queue.get(u)?.status === 'processing');
+  return {
+    numberOfDocuments: m.docCount,
+    rawDocumentDbSize: m.rawDocumentBytes,
+    avgDocumentSize: m.docCount > 0 ? Math.round(m.rawDocumentBytes / m.docCount) : 0,
+    isIndexing,
+    numberOfEmbeddings: 0,
+    numberOfEmbeddedDocuments: 0,
+    fieldDistribution: m.fieldDistribution,
+  };
+}
+
+export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const limit = ctx.options.httpPayloadSizeLimit;
+
+  route(app, {
+    method: 'GET',
+    url: '/indexes',
+    summary: 'List indexes',
+    tags: ['Indexes'],
+    action: 'indexes.get',
+    query: listQuery,
+    status: 200,
+    handler: async (req) => {
+      const q = listQuery.validate(queryRecord(req), 'query');
+      const offset = q.offset ?? 0;
+      const lim = q.limit ?? 20;
+      const all = ctx.engine.listIndexes();
+      return {
+        results: all.slice(offset, offset + lim).map((h) => indexView(ctx, h.uid)),
+        offset,
+        limit: lim,
+        total: all.length,
+      };
+    },
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/indexes',
+    summary: 'Create an index',
+    tags: ['Indexes'],
+    action: 'indexes.create',
+    query: writeQuery,
+    body: createBody,
+    status: 202,
+    handler: async (req) => {
+      const q = writeQuery.validate(queryRecord(req), 'query');
+      const body = createBody.validate(jsonBody(req, limit), 'json');
+      const primaryKey = body.primaryKey ?? null;
+      const task = await ctx.enqueue({
+        type: 'indexCreation',
+        indexUid: body.uid,
+        details: { primaryKey },
+        params: { op: 'createIndex', primaryKey },
+        ...customMetadata(q),
+      });
+      return taskSummary(task);
+    },
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/indexes/:indexUid',
+    summary: 'Get an index',
+    tags: ['Indexes'],
+    action: 'indexes.get',
+    status: 200,
+    handler: async (req) => indexView(ctx, indexUidParam(req)),
+  });
+
+  route(app, {
+    method: 'PATCH',
+    url: '/indexes/:indexUid',
+    summary: 'Update an index: primary key, or rename it with `uid`',
+    tags: ['Indexes'],
+    action: 'indexes.update',
+    query: writeQuery,
+    body: updateBody,
+    status: 202,
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const q = writeQuery.validate(queryRecord(req), 'query');
+      const body = updateBody.validate(jsonBody(req, limit), 'json');
+      const details: Record<string, unknown> = { primaryKey: body.primaryKey ?? null };
+      if (body.uid !== undefined && body.uid !== uid) {
+        details['oldIndexUid'] = uid;
+        details['newIndexUid'] = body.uid;
+      }
+      const task = await ctx.enqueue({
+        type: 'indexUpdate',
+        indexUid: uid,
+        details,
+        params: { op: 'updateIndex', primaryKey: body.primaryKey, newUid: body.uid ?? null },
+        ...customMetadata(q),
+      });
+      return taskSummary(task);
+    },
+  });
+
+  route(app, {
+    method: 'DELETE',
+    url: '/indexes/:indexUid',
+    summary: 'Delete an index',
+    tags: ['Indexes'],
+    action: 'indexes.delete',
+    query: writeQuery,
+    status: 202,
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const q = writeQuery.validate(queryRecord(req), 'query');
+      const task = await ctx.enqueue({
+        type: 'indexDeletion',
+        indexUid: uid,
+        details: { deletedDocuments: null },
+        params: { op: 'deleteIndex' },
+        ...customMetadata(q),
+      });
+      return taskSummary(task);
+    },
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/indexes/:indexUid/stats',
+    summary: 'Statistics of an index',
+    tags: ['Stats'],
+    action: 'stats.get',
+    status: 200,
+    handler: async (req) => indexStats(ctx, indexUidParam(req)),
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/swap-indexes',
+    summary: 'Swap or rename indexes',
+    tags: ['Indexes'],
+    action: 'indexes.swap',
+    query: writeQuery,
+    body: swapBody,
+    status: 202,
+    handler: async (req) => {
+      const q = writeQuery.validate(queryRecord(req), 'query');
+      const raw = jsonBody(req, limit);
+      const swaps = swapBody.parse(raw, { path: '', code: 'invalid_swap_indexes', mode: 'json' });
+      const seen = new Set<string>();
+      const out: { indexes: [string, string]; rename: boolean }[] = [];
+      swaps.forEach((sw, i) => {
+        if (sw.indexes.length !== 2) {
+          throw new ApiError(
+            'invalid_swap_indexes',
+            `Invalid value at \`[${i}].indexes\`: two indexes must be given for each swap. The list \`${JSON.stringify(sw.indexes)}\` contains ${sw.indexes.length} elements.`,
+          );
+        }
+        sw.indexes.forEach((u, j) => assertIndexUid(u, `[${i}].indexes[${j}]`));
+        for (const u of sw.indexes) {
+          if (seen.has(u)) {
+            throw new ApiError(
+              'invalid_swap_duplicate_index_found',
+              `Indexes must be declared only once during a swap. \`${u}\` was specified several times.`,
+            );
+          }
+          seen.add(u);
+        }
+        out.push({ indexes: [sw.indexes[0]!, sw.indexes[1]!], rename: sw.rename ?? false });
+      });
+      const task = await ctx.enqueue({
+        type: 'indexSwap',
+        indexUid: null,
+        details: { swaps: out },
+        params: { op: 'swap', swaps: out },
+        ...customMetadata(q),
+      });
+      return taskSummary(task);
+    },
+  });
+}

@@ -1,0 +1,199 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../../errors/api-error.js';
+import { batchView } from '../../tasks/batch.js';
+import { FILTER_PARAMS, LIST_PARAMS, matchesTask, parseTaskFilter, type TaskFilter } from '../../tasks/task-filter.js';
+import { taskSummary, taskView, type TaskRecord } from '../../tasks/task.js';
+import type { AppContext } from '../context.js';
+import { queryRecord, route } from '../route.js';
+import { s, type FieldDef } from '../schema.js';
+
+function describeParams(params: readonly string[]): Record<string, FieldDef> {
+  const out: Record<string, FieldDef> = {};
+  for (const p of params) out[p] = s.field(s.string(), 'bad_request');
+  return out;
+}
+
+const listQueryDoc = s.object(describeParams(LIST_PARAMS));
+const filterQueryDoc = s.object(describeParams([...FILTER_PARAMS, 'customMetadata']));
+
+function rejectUnknown(q: Record<string, string>, allowed: readonly string[]): void {
+  for (const k of Object.keys(q)) {
+    if (!allowed.includes(k)) {
+      throw new ApiError('bad_request', `Unknown parameter \`${k}\`: expected one of ${allowed.map((a) => `\`${a}\``).join(', ')}`);
+    }
+  }
+}
+
+function parsePaging(q: Record<string, string>, codes: { limit: 'invalid_task_limit'; from: 'invalid_task_from' }) {
+  const int = (name: 'limit' | 'from') => {
+    const v = q[name];
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v) || Number(v) > 0xffffffff) {
+      throw new ApiError(codes[name], `Invalid value in parameter \`${name}\`: could not parse \`${v}\` as a positive integer`);
+    }
+    return Number(v);
+  };
+  let reverse = false;
+  if (q['reverse'] !== undefined) {
+    if (q['reverse'] !== 'true' && q['reverse'] !== 'false') {
+      throw new ApiError(
+        'invalid_task_reverse',
+        `Invalid value in parameter \`reverse\`: could not parse \`${q['reverse']}\` as a boolean, expected either \`true\` or \`false\``,
+      );
+    }
+    reverse = q['reverse'] === 'true';
+  }
+  return { limit: int('limit') ?? 20, from: int('from'), reverse };
+}
+
+/** A page of `items` (sorted newest first unless reversed), starting at uid `from`. */
+function paginate<T>(items: T[], uidOf: (t: T) => number, paging: { limit: number; from?: number; reverse: boolean }) {
+  const sorted = [...items].sort((a, b) => (paging.reverse ? uidOf(a) - uidOf(b) : uidOf(b) - uidOf(a)));
+  const start =
+    paging.from === undefined
+      ? 0
+      : sorted.findIndex((t) => (paging.reverse ? uidOf(t) >= paging.from! : uidOf(t) <= paging.from!));
+  const rest = start < 0 ? [] : sorted.slice(start);
+  const page = rest.slice(0, paging.limit);
+  const next = rest.length > paging.limit ? uidOf(rest[paging.limit]!) : null;
+  return { page, total: sorted.length, from: page.length > 0 ? uidOf(page[0]!) : null, next };
+}
+
+function originalFilter(req: FastifyRequest): string {
+  const i = req.url.indexOf('?');
+  return i >= 0 ? req.url.slice(i) : '?';
+}
+
+export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const filtered = (f: TaskFilter): TaskRecord[] => [...ctx.queue.tasks.values()].filter((t) => matchesTask(t, f));
+
+  route(app, {
+    method: 'GET',
+    url: '/tasks',
+    summary: 'List tasks, newest first, with filters',
+    tags: ['Tasks'],
+    action: 'tasks.get',
+    query: listQueryDoc,
+    status: 200,
+    handler: async (req) => {
+      const q = queryRecord(req);
+      rejectUnknown(q, LIST_PARAMS);
+      const paging = parsePaging(q, { limit: 'invalid_task_limit', from: 'invalid_task_from' });
+      const f = parseTaskFilter(q);
+      const { page, total, from, next } = paginate(filtered(f), (t) => t.uid, paging);
+      return { results: page.map(taskView), total, limit: paging.limit, from, next };
+    },
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/tasks/:taskUid',
+    summary: 'Get one task',
+    tags: ['Tasks'],
+    action: 'tasks.get',
+    status: 200,
+    handler: async (req) => {
+      const raw = (req.params as { taskUid: string }).taskUid;
+      if (!/^\d+$/.test(raw) || Number(raw) > 0xffffffff) {
+        throw new ApiError('invalid_task_uids', `Invalid value in parameter \`taskUid\`: could not parse \`${raw}\` as a positive integer`);
+      }
+      const t = ctx.queue.get(Number(raw));
+      if (!t) throw new ApiError('task_not_found', `Task \`${raw}\` not found.`);
+      return taskView(t);
+    },
+  });
+
+  const filterAction = (op: 'cancel' | 'deleteTasks') => async (req: FastifyRequest) => {
+    const q = queryRecord(req);
+    rejectUnknown(q, [...FILTER_PARAMS, 'customMetadata']);
+    parseTaskFilter(q);
+    if (!FILTER_PARAMS.some((p) => q[p] !== undefined)) {
+      const what = op === 'cancel' ? 'cancel' : 'delete';
+      throw new ApiError(
+        'missing_task_filters',
+        `Query parameters to filter the tasks to ${what} are missing. Available query parameters are: ${FILTER_PARAMS.map((p) => `\`${p}\``).join(', ')}.`,
+      );
+    }
+    const query = originalFilter(req);
+    const details =
+      op === 'cancel'
+        ? { matchedTasks: null, canceledTasks: null, originalFilter: query }
+        : { matchedTasks: null, deletedTasks: null, originalFilter: query };
+    const task = await ctx.enqueue({
+      type: op === 'cancel' ? 'taskCancelation' : 'taskDeletion',
+      indexUid: null,
+      details,
+      params: { op, query },
+      ...(q['customMetadata'] !== undefined ? { customMetadata: q['customMetadata'] } : {}),
+    });
+    return taskSummary(task);
+  };
+
+  route(app, {
+    method: 'POST',
+    url: '/tasks/cancel',
+    summary: 'Cancel enqueued or processing tasks matching the filters',
+    tags: ['Tasks'],
+    action: 'tasks.cancel',
+    query: filterQueryDoc,
+    status: 200,
+    handler: filterAction('cancel'),
+  });
+
+  route(app, {
+    method: 'DELETE',
+    url: '/tasks',
+    summary: 'Delete finished tasks matching the filters',
+    tags: ['Tasks'],
+    action: 'tasks.delete',
+    query: filterQueryDoc,
+    status: 200,
+    handler: filterAction('deleteTasks'),
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/batches',
+    summary: 'List batches, newest first, with the task filters',
+    tags: ['Batches'],
+    action: 'tasks.get',
+    query: listQueryDoc,
+    status: 200,
+    handler: async (req) => {
+      const q = queryRecord(req);
+      rejectUnknown(q, LIST_PARAMS);
+      const paging = parsePaging(q, { limit: 'invalid_task_limit', from: 'invalid_task_from' });
+      const { uids, ...taskFilter } = parseTaskFilter(q, true);
+      const hasTaskFilter = Object.keys(taskFilter).length > 0;
+      const batches = [...ctx.queue.batches.values()].filter((b) => {
+        if (uids && !uids.includes(b.uid)) return false;
+        if (!hasTaskFilter) return true;
+        return b.taskUids.some((u) => {
+          const t = ctx.queue.get(u);
+          return t !== undefined && matchesTask(t, taskFilter);
+        });
+      });
+      const { page, total, from, next } = paginate(batches, (b) => b.uid, paging);
+      const tasksOf = (ids: number[]) => () => ids.map((u) => ctx.queue.get(u)).filter((t): t is TaskRecord => !!t);
+      return { results: page.map((b) => batchView(b, tasksOf(b.taskUids))), total, limit: paging.limit, from, next };
+    },
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/batches/:batchUid',
+    summary: 'Get one batch',
+    tags: ['Batches'],
+    action: 'tasks.get',
+    status: 200,
+    handler: async (req) => {
+      const raw = (req.params as { batchUid: string }).batchUid;
+      if (!/^\d+$/.test(raw)) {
+        throw new ApiError('invalid_batch_uids', `Invalid value in parameter \`batchUid\`: could not parse \`${raw}\` as a positive integer`);
+      }
+      const b = ctx.queue.batches.get(Number(raw));
+      if (!b) throw new ApiError('batch_not_found', `Batch \`${raw}\` not found.`);
+      return batchView(b, () => b.taskUids.map((u) => ctx.queue.get(u)).filter((t): t is TaskRecord => !!t));
+    },
+  });
+}

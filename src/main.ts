@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+import { OptionsError, parseOptions, usage } from './config/options.js';
+import { startNode } from './server/node.js';
+import { defaultSearchFactory } from './engine/default-search.js';
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(usage());
+    return;
+  }
+  let options;
+  try {
+    options = parseOptions(argv);
+  } catch (e) {
+    if (e instanceof OptionsError) {
+      console.error(`error: ${e.message}`);
+      process.exit(1);
+    }
+    throw e;
+  }
+  const node = await startNode(options, { searchFactory: defaultSearchFactory() });
+  node.app.log.info(
+    { url: node.url, dbPath: options.dbPath, env: options.env, nodeId: options.nodeId },
+    options.masterKey ? 'Trine is listening' : 'Trine is listening without a master key: the API is open to anyone who can reach it',
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    node.app.log.info({ signal }, 'shutting down');
+    await node.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((e) => {
+  console.error(`error: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+});

@@ -1,0 +1,3 @@
+export * from './kv.js';
+export * from './keys.js';
+export { RocksStore } from './rocks-store.js';

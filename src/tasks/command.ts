@@ -1,0 +1,25 @@
+import type { TaskSpec } from './task.js';
+
+/** What goes into the replicated log. Applying the same commands in order gives the same state. */
+export type Command =
+  | { kind: 'enqueue'; enqueuedAt: number; spec: TaskSpec; payload?: Buffer }
+  | { kind: 'batch'; startedAt: number; taskUids: number[]; reason: string }
+  | { kind: 'noop' };
+
+/** Header JSON, then the raw payload bytes: documents are not re-encoded on their way through the log. */
+export function encodeCommand(cmd: Command): Buffer {
+  const payload = cmd.kind === 'enqueue' ? cmd.payload : undefined;
+  const header = Buffer.from(JSON.stringify(cmd.kind === 'enqueue' ? { ...cmd, payload: undefined } : cmd));
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(header.length);
+  return Buffer.concat(payload ? [len, header, payload] : [len, header]);
+}
+
+export function decodeCommand(buf: Buffer | Uint8Array): Command {
+  const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  if (b.length === 0) return { kind: 'noop' };
+  const n = b.readUInt32BE(0);
+  const cmd = JSON.parse(b.subarray(4, 4 + n).toString()) as Command;
+  if (cmd.kind === 'enqueue' && b.length > 4 + n) cmd.payload = b.subarray(4 + n);
+  return cmd;
+}

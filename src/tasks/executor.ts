@@ -1,0 +1,194 @@
+import { EventEmitter } from 'node:events';
+import { errorBody } from '../errors/api-error.js';
+import { processBatch, type BatchTask, type ProcessedBatch } from '../engine/batch-processor.js';
+import type { Doc } from '../engine/documents/primary-key.js';
+import type { Engine } from '../engine/engine.js';
+import type { KvStore, WriteBatch } from '../store/kv.js';
+import { summarizeBatch, type BatchRecord } from './batch.js';
+import { PAYLOADS, PENDING, type PendingBatch, type TaskQueue } from './task-queue.js';
+import { isFinished, type TaskRecord } from './task.js';
+
+export interface ExecutorEvents {
+  /** A batch finished: its tasks reached a final status. */
+  batch: [BatchRecord];
+  /** Nothing left to process. */
+  idle: [];
+}
+
+export interface Logger {
+  error(obj: unknown, msg?: string): void;
+  info(obj: unknown, msg?: string): void;
+}
+
+/**
+ * Processes decided batches one after the other, in the order the log decided them. Each batch
+ * ends in one atomic write holding the index changes and the tasks' outcomes; a crash before
+ * it leaves the batch pending, and it runs again at start.
+ */
+export class Executor extends EventEmitter<ExecutorEvents> {
+  private running = false;
+  /** The batch being processed, for `isIndexing` and `processing` statuses. */
+  current: PendingBatch | null = null;
+
+  constructor(
+    private readonly store: KvStore,
+    private readonly queue: TaskQueue,
+    private readonly engine: Engine,
+    private readonly log: Logger,
+  ) {
+    super();
+  }
+
+  kick(): void {
+    if (this.running) return;
+    this.running = true;
+    setImmediate(() => void this.loop());
+  }
+
+  get busy(): boolean {
+    return this.running;
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      while (this.queue.pending.length > 0) {
+        const pb = this.queue.pending[0]!;
+        this.current = pb;
+        const record = await this.execute(pb);
+        this.queue.pending.shift();
+        this.current = null;
+        this.emit('batch', record);
+      }
+    } catch (e) {
+      // Storage failed under us: stop here rather than let this node's state drift from the log.
+      this.log.error({ err: e }, 'batch processing failed; the node must restart');
+      process.exitCode = 70;
+      setImmediate(() => process.exit(70));
+      return;
+    } finally {
+      this.running = false;
+      this.current = null;
+    }
+    this.emit('idle');
+  }
+
+  private async execute(pb: PendingBatch): Promise<BatchRecord> {
+    const q = this.queue;
+    const tasks = pb.taskUids.map((u) => q.tasks.get(u)).filter((t): t is TaskRecord => !!t && t.status === 'enqueued');
+    for (const t of tasks) {
+      t.status = 'processing';
+      t.startedAt = pb.startedAt;
+    }
+    const wb = this.store.batch();
+    const touched: TaskRecord[] = [...tasks];
+    let publish: () => void = () => {};
+    if (tasks.length > 0) {
+      const type = tasks[0]!.type;
+      if (type === 'taskCancelation') touched.push(...this.cancel(tasks, wb));
+      else if (type === 'taskDeletion') this.deleteTasks(tasks, wb);
+      else publish = await this.runEngine(tasks, wb);
+    }
+    const finishedAt = Math.max(Date.now(), pb.startedAt);
+    for (const t of tasks) {
+      if (t.status === 'processing') t.status = 'succeeded';
+      t.finishedAt = finishedAt;
+    }
+    for (const t of touched) if (q.tasks.has(t.uid)) q.writeTask(wb, t);
+    const record: BatchRecord = {
+      uid: pb.uid,
+      taskUids: pb.taskUids,
+      startedAt: pb.startedAt,
+      finishedAt,
+      reason: pb.reason,
+      stats: null,
+      details: {},
+    };
+    summarizeBatch(record, tasks);
+    q.batches.set(record.uid, record);
+    q.writeBatch(wb, record);
+    wb.del(PENDING.key(pb.uid));
+    await wb.commit();
+    publish();
+    return record;
+  }
+
+  private async runEngine(tasks: TaskRecord[], wb: WriteBatch): Promise<() => void> {
+    const withPayload = tasks.filter((t) => t.params.op === 'documents');
+    const payloads = await this.store.getMany(withPayload.map((t) => PAYLOADS.key(t.uid)));
+    const docsOf = new Map<number, Doc[]>();
+    withPayload.forEach((t, i) => {
+      const buf = payloads[i];
+      docsOf.set(t.uid, buf ? (JSON.parse(buf.toString()) as Doc[]) : []);
+      wb.del(PAYLOADS.key(t.uid));
+    });
+    const input: BatchTask[] = tasks.map((t) => ({
+      uid: t.uid,
+      type: t.type,
+      indexUid: t.indexUid,
+      params: t.params,
+      details: t.details,
+      documents: docsOf.get(t.uid),
+    }));
+    let processed: ProcessedBatch;
+    try {
+      processed = await processBatch(this.engine, input, tasks[0]!.startedAt!);
+    } catch (e) {
+      this.log.error({ err: e }, 'internal error while processing a batch');
+      for (const t of tasks) {
+        t.status = 'failed';
+        t.error = errorBody('internal', e instanceof Error ? e.message : String(e));
+      }
+      return () => {};
+    }
+    for (const t of tasks) {
+      const o = processed.outcomes.get(t.uid);
+      if (!o) continue;
+      t.status = o.status;
+      t.details = o.details;
+      t.error = o.error;
+    }
+    processed.write(wb);
+    return () => processed.publish();
+  }
+
+  private cancel(cancels: TaskRecord[], wb: WriteBatch): TaskRecord[] {
+    const q = this.queue;
+    const changed: TaskRecord[] = [];
+    const now = Date.now();
+    for (const c of cancels) {
+      let n = 0;
+      for (const u of c.matched ?? []) {
+        const t = q.tasks.get(u);
+        if (!t || t.status !== 'enqueued') continue;
+        t.status = 'canceled';
+        t.canceledBy = c.uid;
+        t.finishedAt = now;
+        if (t.params.op === 'documents') {
+          wb.del(PAYLOADS.key(t.uid));
+          if (t.details) t.details = { ...t.details, indexedDocuments: 0 };
+        }
+        q.unbatched.delete(u);
+        changed.push(t);
+        n++;
+      }
+      c.details = { ...c.details, canceledTasks: n };
+    }
+    return changed;
+  }
+
+  private deleteTasks(deletions: TaskRecord[], wb: WriteBatch): void {
+    const q = this.queue;
+    for (const d of deletions) {
+      let n = 0;
+      for (const u of d.matched ?? []) {
+        const t = q.tasks.get(u);
+        if (!t || !isFinished(t.status)) continue;
+        q.tasks.delete(u);
+        wb.del(PAYLOADS.key(u));
+        wb.del(q.taskKey(u));
+        n++;
+      }
+      d.details = { ...d.details, deletedTasks: n };
+    }
+  }
+}

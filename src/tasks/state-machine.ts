@@ -1,0 +1,87 @@
+import type { KvStore } from '../store/kv.js';
+import type { Command } from './command.js';
+import { matchesTask, parseTaskFilter } from './task-filter.js';
+import { PAYLOADS, PENDING, type PendingBatch, TaskQueue } from './task-queue.js';
+import type { TaskRecord } from './task.js';
+
+export type ApplyResult = { kind: 'task'; task: TaskRecord } | { kind: 'batch'; batchUid: number | null } | { kind: 'none' };
+
+/** Parses the raw query string a cancelation or deletion task was created with. */
+export function queryFromOriginalFilter(query: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(query.replace(/^\?/, ''))) out[k] = v;
+  return out;
+}
+
+/**
+ * Applies committed log commands, in log order, to the task queue. Cheap and deterministic:
+ * registering a task or deciding a batch; the work itself is the executor's. Every apply is
+ * one atomic write that also records the applied log index.
+ */
+export class TaskStateMachine {
+  constructor(
+    private readonly store: KvStore,
+    readonly queue: TaskQueue,
+  ) {}
+
+  async apply(index: number, cmd: Command, opts: { sync: boolean }): Promise<ApplyResult> {
+    const q = this.queue;
+    const wb = this.store.batch();
+    let result: ApplyResult = { kind: 'none' };
+    if (cmd.kind === 'enqueue') {
+      const spec = cmd.spec;
+      const task: TaskRecord = {
+        uid: q.nextTaskUid++,
+        batchUid: null,
+        indexUid: spec.indexUid,
+        status: 'enqueued',
+        type: spec.type,
+        canceledBy: null,
+        details: spec.details,
+        error: null,
+        enqueuedAt: cmd.enqueuedAt,
+        startedAt: null,
+        finishedAt: null,
+        params: spec.params,
+      };
+      if (spec.customMetadata !== undefined) task.customMetadata = spec.customMetadata;
+      if (spec.payloadBytes) task.payloadBytes = spec.payloadBytes;
+      if (spec.params.op === 'cancel' || spec.params.op === 'deleteTasks') {
+        const filter = parseTaskFilter(queryFromOriginalFilter(spec.params.query));
+        const cancel = spec.params.op === 'cancel';
+        const matched: number[] = [];
+        for (const t of q.tasks.values()) {
+          if (!matchesTask(t, filter)) continue;
+          if (cancel && t.status !== 'enqueued' && t.status !== 'processing') continue;
+          matched.push(t.uid);
+        }
+        matched.sort((a, b) => a - b);
+        task.matched = matched;
+        task.details = { ...task.details, matchedTasks: matched.length };
+      }
+      if (cmd.payload) wb.put(PAYLOADS.key(task.uid), cmd.payload);
+      q.tasks.set(task.uid, task);
+      q.unbatched.add(task.uid);
+      q.writeTask(wb, task);
+      result = { kind: 'task', task };
+    } else if (cmd.kind === 'batch') {
+      const uids = cmd.taskUids.filter((u) => q.unbatched.has(u));
+      if (uids.length > 0) {
+        const pb: PendingBatch = { uid: q.nextBatchUid++, taskUids: uids, startedAt: cmd.startedAt, reason: cmd.reason };
+        q.pending.push(pb);
+        wb.put(PENDING.key(pb.uid), JSON.stringify(pb));
+        for (const u of uids) {
+          q.unbatched.delete(u);
+          const t = q.tasks.get(u)!;
+          t.batchUid = pb.uid;
+          q.writeTask(wb, t);
+        }
+        result = { kind: 'batch', batchUid: pb.uid };
+      } else result = { kind: 'batch', batchUid: null };
+    }
+    q.appliedIndex = index;
+    q.writeCounters(wb);
+    await wb.commit({ sync: opts.sync });
+    return result;
+  }
+}

@@ -1,0 +1,159 @@
+import { ApiError, type ErrorCode } from '../errors/api-error.js';
+import { TASK_STATUSES, TASK_TYPES, type TaskRecord, type TaskStatus, type TaskType } from './task.js';
+import { isValidIndexUid } from '../engine/index-uid.js';
+
+/** The filters shared by `GET /tasks`, `GET /batches`, `POST /tasks/cancel` and `DELETE /tasks`. */
+export interface TaskFilter {
+  uids?: number[];
+  batchUids?: number[];
+  canceledBy?: number[];
+  types?: TaskType[];
+  statuses?: TaskStatus[];
+  indexUids?: string[];
+  afterEnqueuedAt?: number;
+  beforeEnqueuedAt?: number;
+  afterStartedAt?: number;
+  beforeStartedAt?: number;
+  afterFinishedAt?: number;
+  beforeFinishedAt?: number;
+}
+
+export const FILTER_PARAMS = [
+  'uids',
+  'batchUids',
+  'canceledBy',
+  'types',
+  'statuses',
+  'indexUids',
+  'afterEnqueuedAt',
+  'beforeEnqueuedAt',
+  'afterStartedAt',
+  'beforeStartedAt',
+  'afterFinishedAt',
+  'beforeFinishedAt',
+] as const;
+
+export const LIST_PARAMS = ['limit', 'from', 'reverse', ...FILTER_PARAMS] as const;
+
+const DATE_CODES: Record<string, ErrorCode> = {
+  afterEnqueuedAt: 'invalid_task_after_enqueued_at',
+  beforeEnqueuedAt: 'invalid_task_before_enqueued_at',
+  afterStartedAt: 'invalid_task_after_started_at',
+  beforeStartedAt: 'invalid_task_before_started_at',
+  afterFinishedAt: 'invalid_task_after_finished_at',
+  beforeFinishedAt: 'invalid_task_before_finished_at',
+};
+
+function splitList(v: string): string[] | null {
+  const parts = v.split(',').map((p) => p.trim());
+  if (parts.includes('*')) return null; // `*` means no restriction
+  return parts;
+}
+
+function parseUidList(name: string, v: string, code: ErrorCode): number[] | undefined {
+  const parts = splitList(v);
+  if (parts === null) return undefined;
+  return parts.map((p) => {
+    if (!/^\d+$/.test(p) || Number(p) > 0xffffffff) {
+      throw new ApiError(code, `Invalid value in parameter \`${name}\`: could not parse \`${p}\` as a positive integer`);
+    }
+    return Number(p);
+  });
+}
+
+function parseDate(name: string, v: string): number {
+  const code = DATE_CODES[name]!;
+  const bare = /^\d{4}-\d{2}-\d{2}$/.test(v);
+  const ms = bare ? Date.parse(v + 'T00:00:00Z') : Date.parse(v);
+  const rfc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(v);
+  if ((!bare && !rfc) || Number.isNaN(ms)) {
+    throw new ApiError(
+      code,
+      `\`${v}\` is an invalid date-time. It should follow the YYYY-MM-DD or RFC 3339 date-time format.`,
+    );
+  }
+  // A bare date given to an `after*` bound means "after that whole day".
+  if (bare && name.startsWith('after')) return ms + 86_400_000 - 1;
+  return ms;
+}
+
+/** Parses filter parameters from a query object; unknown parameters are the caller's concern. */
+export function parseTaskFilter(q: Record<string, string>, batches = false): TaskFilter {
+  const f: TaskFilter = {};
+  if (q['uids'] !== undefined) f.uids = parseUidList('uids', q['uids'], batches ? 'invalid_task_uids' : 'invalid_task_uids');
+  if (q['batchUids'] !== undefined) f.batchUids = parseUidList('batchUids', q['batchUids'], 'invalid_batch_uids');
+  if (q['canceledBy'] !== undefined) f.canceledBy = parseUidList('canceledBy', q['canceledBy'], 'invalid_task_canceled_by');
+  if (q['types'] !== undefined) {
+    const parts = splitList(q['types']);
+    if (parts !== null) {
+      f.types = parts.map((p) => {
+        const t = TASK_TYPES.find((x) => x.toLowerCase() === p.toLowerCase());
+        if (!t) {
+          throw new ApiError(
+            'invalid_task_types',
+            `Invalid value in parameter \`types\`: \`${p}\` is not a valid task type. Available types are ${TASK_TYPES.map((x) => `\`${x}\``).join(', ')}.`,
+          );
+        }
+        return t;
+      });
+    }
+  }
+  if (q['statuses'] !== undefined) {
+    const parts = splitList(q['statuses']);
+    if (parts !== null) {
+      f.statuses = parts.map((p) => {
+        const s = TASK_STATUSES.find((x) => x === p.toLowerCase());
+        if (!s) {
+          throw new ApiError(
+            'invalid_task_statuses',
+            `Invalid value in parameter \`statuses\`: \`${p}\` is not a valid task status. Available statuses are ${TASK_STATUSES.map((x) => `\`${x}\``).join(', ')}.`,
+          );
+        }
+        return s;
+      });
+    }
+  }
+  if (q['indexUids'] !== undefined) {
+    const parts = splitList(q['indexUids']);
+    if (parts !== null) {
+      for (const p of parts) {
+        if (!isValidIndexUid(p)) {
+          throw new ApiError(
+            'invalid_index_uid',
+            `Invalid value in parameter \`indexUids\`: \`${p}\` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.`,
+          );
+        }
+      }
+      f.indexUids = parts;
+    }
+  }
+  for (const name of Object.keys(DATE_CODES)) {
+    if (q[name] !== undefined) (f as Record<string, number>)[name] = parseDate(name, q[name]!);
+  }
+  return f;
+}
+
+export function isFilterEmpty(f: TaskFilter, q: Record<string, string>): boolean {
+  return !FILTER_PARAMS.some((p) => q[p] !== undefined) && Object.keys(f).length === 0;
+}
+
+function inRange(v: number | null, after?: number, before?: number): boolean {
+  if (after === undefined && before === undefined) return true;
+  if (v === null) return false;
+  if (after !== undefined && !(v > after)) return false;
+  if (before !== undefined && !(v < before)) return false;
+  return true;
+}
+
+export function matchesTask(t: TaskRecord, f: TaskFilter): boolean {
+  if (f.uids && !f.uids.includes(t.uid)) return false;
+  if (f.batchUids && (t.batchUid === null || !f.batchUids.includes(t.batchUid))) return false;
+  if (f.canceledBy && (t.canceledBy === null || !f.canceledBy.includes(t.canceledBy))) return false;
+  if (f.types && !f.types.includes(t.type)) return false;
+  if (f.statuses && !f.statuses.includes(t.status)) return false;
+  if (f.indexUids && (t.indexUid === null || !f.indexUids.includes(t.indexUid))) return false;
+  if (!inRange(t.enqueuedAt, f.afterEnqueuedAt, f.beforeEnqueuedAt)) return false;
+  if (!inRange(t.startedAt, f.afterStartedAt, f.beforeStartedAt)) return false;
+  if (!inRange(t.finishedAt, f.afterFinishedAt, f.beforeFinishedAt)) return false;
+  return true;
+}

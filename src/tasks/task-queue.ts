@@ -1,0 +1,109 @@
+import { KeySpace, decodeUint } from '../store/keys.js';
+import type { KvReader, WriteBatch } from '../store/kv.js';
+import type { BatchRecord } from './batch.js';
+import type { TaskRecord } from './task.js';
+
+export const TASKS = new KeySpace('tk');
+export const PAYLOADS = new KeySpace('tp');
+export const BATCHES = new KeySpace('bt');
+/** Batches decided by the log but not yet processed on this node. */
+export const PENDING = new KeySpace('pb');
+const QUEUE_META = new KeySpace('tq');
+const NEXT_TASK = QUEUE_META.key('nextTaskUid');
+const NEXT_BATCH = QUEUE_META.key('nextBatchUid');
+const APPLIED = QUEUE_META.key('appliedIndex');
+
+export interface PendingBatch {
+  uid: number;
+  taskUids: number[];
+  startedAt: number;
+  reason: string;
+}
+
+function u64(n: number): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(BigInt(n));
+  return b;
+}
+
+/**
+ * Every task and batch of the node, in memory for listing and filtering, and their keys in
+ * the store. Only the state machine and the executor change it.
+ */
+export class TaskQueue {
+  readonly tasks = new Map<number, TaskRecord>();
+  readonly batches = new Map<number, BatchRecord>();
+  readonly pending: PendingBatch[] = [];
+  /** Enqueued tasks no decided batch holds yet, in uid order. */
+  readonly unbatched = new Set<number>();
+  nextTaskUid = 0;
+  nextBatchUid = 0;
+  appliedIndex = 0;
+
+  async load(reader: KvReader): Promise<void> {
+    this.tasks.clear();
+    this.batches.clear();
+    this.pending.length = 0;
+    this.unbatched.clear();
+    const num = async (k: Buffer) => {
+      const b = await reader.get(k);
+      return b ? decodeUint(b) : 0;
+    };
+    this.nextTaskUid = await num(NEXT_TASK);
+    this.nextBatchUid = await num(NEXT_BATCH);
+    this.appliedIndex = await num(APPLIED);
+    for await (const { value } of reader.scan({ prefix: TASKS.prefix })) {
+      const t = JSON.parse(value.toString()) as TaskRecord;
+      this.tasks.set(t.uid, t);
+    }
+    for await (const { value } of reader.scan({ prefix: BATCHES.prefix })) {
+      const b = JSON.parse(value.toString()) as BatchRecord;
+      this.batches.set(b.uid, b);
+    }
+    for await (const { value } of reader.scan({ prefix: PENDING.prefix })) {
+      this.pending.push(JSON.parse(value.toString()) as PendingBatch);
+    }
+    const inPending = new Set(this.pending.flatMap((p) => p.taskUids));
+    for (const t of this.tasks.values()) {
+      // A task caught processing by a crash goes back to waiting: its batch will run again.
+      if (t.status === 'processing') t.status = 'enqueued';
+      if (t.status === 'enqueued' && !inPending.has(t.uid)) this.unbatched.add(t.uid);
+    }
+  }
+
+  writeCounters(wb: WriteBatch): void {
+    wb.put(NEXT_TASK, u64(this.nextTaskUid));
+    wb.put(NEXT_BATCH, u64(this.nextBatchUid));
+    wb.put(APPLIED, u64(this.appliedIndex));
+  }
+
+  taskKey(uid: number): Buffer {
+    return TASKS.key(uid);
+  }
+
+  writeTask(wb: WriteBatch, t: TaskRecord): void {
+    wb.put(TASKS.key(t.uid), JSON.stringify(t));
+  }
+
+  writeBatch(wb: WriteBatch, b: BatchRecord): void {
+    wb.put(BATCHES.key(b.uid), JSON.stringify(b));
+  }
+
+  /** Enqueued tasks not yet in a batch, oldest first. */
+  queue(): TaskRecord[] {
+    return [...this.unbatched].sort((a, b) => a - b).map((u) => this.tasks.get(u)!);
+  }
+
+  get(uid: number): TaskRecord | undefined {
+    return this.tasks.get(uid);
+  }
+
+  /** Uids in descending order (newest first), as lists show them by default. */
+  uidsDescending(): number[] {
+    return [...this.tasks.keys()].sort((a, b) => b - a);
+  }
+
+  isIdle(): boolean {
+    return this.pending.length === 0 && this.unbatched.size === 0;
+  }
+}
