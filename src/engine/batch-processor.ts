@@ -210,7 +210,8 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
       outcomes.set(t.uid, failed(failureDetails(t), e));
     }
   }
-  if (![...outcomes.values()].some((o) => o.status === 'succeeded')) {
+  // Like the reference, a batch that had to create its index keeps it even when every task failed.
+  if (!creates && ![...outcomes.values()].some((o) => o.status === 'succeeded')) {
     return { outcomes, write() {}, publish() {} };
   }
   return finishDocuments(engine, existing, meta, st, at, outcomes);

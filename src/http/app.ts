@@ -16,8 +16,12 @@ const PINO_LEVEL: Record<string, string> = {
 };
 
 /** Maps Fastify's own errors (raised before a handler runs) to the error table. */
-function fromFastifyError(err: FastifyError, limit: number): ApiError | null {
+function fromFastifyError(err: FastifyError, limit: number, contentType: string | undefined): ApiError | null {
   switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return contentType === undefined || contentType.trim() === ''
+        ? new ApiError('missing_content_type', 'A Content-Type header is missing. Accepted values for the Content-Type header are: `application/json`')
+        : new ApiError('invalid_content_type', `The Content-Type \`${contentType}\` is invalid. Accepted values for the Content-Type header are: \`application/json\``);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return payloadTooLarge(limit);
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -48,7 +52,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  await app.register(compress, { global: true, encodings: ['br', 'gzip', 'deflate'], threshold: 1024 });
+  // Responses only: request bodies are decompressed by `body.ts`, which holds them to the payload limit.
+  await app.register(compress, { globalDecompression: false, encodings: ['br', 'gzip', 'deflate'], threshold: 1024 });
 
   // CORS as the reference does it: any origin, requested headers echoed, preflight unauthenticated.
   app.addHook('onRequest', async (req, reply) => {
@@ -66,7 +71,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   });
 
   app.setErrorHandler((err: FastifyError | ApiError, req, reply) => {
-    const api = err instanceof ApiError ? err : fromFastifyError(err, limit);
+    const api = err instanceof ApiError ? err : fromFastifyError(err, limit, req.headers['content-type']);
     if (api) {
       if (api.code === 'too_many_search_requests' || api.status === 503) reply.header('Retry-After', '10');
       return reply.status(api.status).send(api.toJSON());

@@ -14,6 +14,8 @@ export interface AppContext {
   replicator: Replicator;
   /** Proposes a task; resolves with the registered task once it is durable. */
   enqueue(spec: TaskSpec, payload?: Buffer): Promise<TaskRecord>;
+  /** Applies a node-wide change through the log (see `ConfigHandler`); throws the handler's ApiError. */
+  configure(name: string, op: unknown): Promise<unknown>;
   /** Resolves when the task reached a final status (or the timeout passed). */
   waitForTask(uid: number, timeoutMs: number): Promise<TaskRecord | undefined>;
   startedAt: number;

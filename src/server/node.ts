@@ -10,7 +10,9 @@ import { Scheduler } from '../replication/scheduler.js';
 import { RocksStore } from '../store/rocks-store.js';
 import { Executor } from '../tasks/executor.js';
 import type { ApplyResult } from '../tasks/state-machine.js';
-import { TaskStateMachine } from '../tasks/state-machine.js';
+import { TaskStateMachine, type ConfigHandler } from '../tasks/state-machine.js';
+import type { KvStore } from '../store/kv.js';
+import { ApiError } from '../errors/api-error.js';
 import { TaskQueue } from '../tasks/task-queue.js';
 import { isFinished, type TaskRecord } from '../tasks/task.js';
 
@@ -24,6 +26,7 @@ export interface RunningNode {
 
 export interface NodeDeps {
   searchFactory?: SearchIndexFactory;
+  configHandlers?: (store: KvStore) => [string, ConfigHandler][];
 }
 
 /** Builds a node from the pieces: store, engine, task queue, log, executor, HTTP API. */
@@ -33,6 +36,9 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   const queue = new TaskQueue();
   await queue.load(store);
   const sm = new TaskStateMachine(store, queue);
+  // Node-wide state kept through the log registers here, before anything is applied.
+  for (const [name, handler] of deps.configHandlers?.(store) ?? []) sm.register(name, handler);
+  await sm.loadHandlers(store);
 
   let app: FastifyInstance | null = null;
   const log = {
@@ -73,6 +79,12 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
       const r = await replicator.propose({ kind: 'enqueue', enqueuedAt: Date.now(), spec, ...(payload ? { payload } : {}) });
       if (r.kind !== 'task') throw new Error('enqueue did not register a task');
       return r.task;
+    },
+    async configure(name, op) {
+      const r = await replicator.propose({ kind: 'config', name, at: Date.now(), op });
+      if (r.kind !== 'config') throw new Error('config command was not applied as such');
+      if (r.result instanceof ApiError) throw r.result;
+      return r.result;
     },
     waitForTask(uid, timeoutMs) {
       const t = queue.get(uid);

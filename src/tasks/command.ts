@@ -4,6 +4,8 @@ import type { TaskSpec } from './task.js';
 export type Command =
   | { kind: 'enqueue'; enqueuedAt: number; spec: TaskSpec; payload?: Buffer }
   | { kind: 'batch'; startedAt: number; taskUids: number[]; reason: string }
+  /** A change to node-wide state that is not a task (API keys, experimental features): applied at once. */
+  | { kind: 'config'; name: string; at: number; op: unknown }
   | { kind: 'noop' };
 
 /** Header JSON, then the raw payload bytes: documents are not re-encoded on their way through the log. */

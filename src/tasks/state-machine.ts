@@ -1,10 +1,26 @@
-import type { KvStore } from '../store/kv.js';
+import type { KvReader, KvStore, WriteBatch } from '../store/kv.js';
+import { ApiError } from '../errors/api-error.js';
 import type { Command } from './command.js';
 import { matchesTask, parseTaskFilter } from './task-filter.js';
 import { PAYLOADS, PENDING, type PendingBatch, TaskQueue } from './task-queue.js';
 import type { TaskRecord } from './task.js';
 
-export type ApplyResult = { kind: 'task'; task: TaskRecord } | { kind: 'batch'; batchUid: number | null } | { kind: 'none' };
+export type ApplyResult =
+  | { kind: 'task'; task: TaskRecord }
+  | { kind: 'batch'; batchUid: number | null }
+  | { kind: 'config'; result: unknown }
+  | { kind: 'none' };
+
+/**
+ * Node-wide state changed through the log without being a task (API keys, experimental
+ * features). `apply` must be deterministic: same state and op, same result and writes.
+ * It may throw an ApiError, which is returned to the proposer and changes nothing.
+ */
+export interface ConfigHandler {
+  apply(op: unknown, at: number, wb: WriteBatch): unknown;
+  /** Re-reads its state from the store (at start, after installing a snapshot). */
+  load(reader: KvReader): Promise<void>;
+}
 
 /** Parses the raw query string a cancelation or deletion task was created with. */
 export function queryFromOriginalFilter(query: string): Record<string, string> {
@@ -19,10 +35,20 @@ export function queryFromOriginalFilter(query: string): Record<string, string> {
  * one atomic write that also records the applied log index.
  */
 export class TaskStateMachine {
+  private readonly handlers = new Map<string, ConfigHandler>();
+
   constructor(
     private readonly store: KvStore,
     readonly queue: TaskQueue,
   ) {}
+
+  register(name: string, handler: ConfigHandler): void {
+    this.handlers.set(name, handler);
+  }
+
+  async loadHandlers(reader: KvReader): Promise<void> {
+    for (const h of this.handlers.values()) await h.load(reader);
+  }
 
   async apply(index: number, cmd: Command, opts: { sync: boolean }): Promise<ApplyResult> {
     const q = this.queue;
@@ -78,6 +104,16 @@ export class TaskStateMachine {
         }
         result = { kind: 'batch', batchUid: pb.uid };
       } else result = { kind: 'batch', batchUid: null };
+    } else if (cmd.kind === 'config') {
+      const handler = this.handlers.get(cmd.name);
+      if (!handler) throw new Error(`no handler for config command \`${cmd.name}\``);
+      try {
+        result = { kind: 'config', result: handler.apply(cmd.op, cmd.at, wb) };
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        // A refused change is still a log entry: record the applied index and hand the error back.
+        result = { kind: 'config', result: e };
+      }
     }
     q.appliedIndex = index;
     q.writeCounters(wb);

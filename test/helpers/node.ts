@@ -1,0 +1,100 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Meilisearch } from 'meilisearch';
+import { parseOptions } from '../../src/config/options.js';
+import { startNode, type RunningNode } from '../../src/server/node.js';
+import { defaultSearchFactory } from '../../src/engine/default-search.js';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const MAIN = join(ROOT, 'dist/src/main.js');
+
+export function tempDir(prefix = 'trine-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => res(port));
+    });
+    srv.on('error', rej);
+  });
+}
+
+export interface TestNode {
+  url: string;
+  client: Meilisearch;
+  node: RunningNode;
+  dir: string;
+  close(opts?: { keepData?: boolean }): Promise<void>;
+}
+
+/** A real node (real RocksDB in a temp dir, real HTTP on a free port) inside the test process. */
+export async function startTestNode(flags: string[] = [], dir = tempDir()): Promise<TestNode> {
+  const port = await freePort();
+  const options = parseOptions(['--db-path', dir, '--http-addr', `127.0.0.1:${port}`, '--log-level', 'warn', ...flags], {});
+  const node = await startNode(options, { searchFactory: defaultSearchFactory() });
+  const masterKey = options.masterKey ?? undefined;
+  return {
+    url: node.url,
+    client: new Meilisearch({ host: node.url, ...(masterKey ? { apiKey: masterKey } : {}) }),
+    node,
+    dir,
+    async close(opts = {}) {
+      await node.close();
+      if (!opts.keepData) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface NodeProcess {
+  url: string;
+  port: number;
+  proc: ChildProcess;
+  dir: string;
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** A node as its own process from the built `dist/` (run `npm run build` first; `npm test` does). */
+export async function spawnNode(flags: string[] = [], dir = tempDir(), port?: number): Promise<NodeProcess> {
+  const p = port ?? (await freePort());
+  const proc = spawn(process.execPath, [MAIN, '--db-path', dir, '--http-addr', `127.0.0.1:${p}`, '--log-level', 'warn', ...flags], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const url = `http://127.0.0.1:${p}`;
+  const started = Date.now();
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`node exited with ${proc.exitCode}: ${out}`);
+    try {
+      const r = await fetch(`${url}/health`);
+      if (r.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() - started > 20_000) throw new Error(`node did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    port: p,
+    proc,
+    dir,
+    output: () => out,
+    kill: (signal = 'SIGTERM') =>
+      new Promise((res) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return res();
+        proc.once('exit', () => res());
+        proc.kill(signal);
+      }),
+  };
+}
