@@ -13,3 +13,8 @@ export {
   ISO639_1_TO_3, ISO639_3_TO_1, SUPPORTED_LOCALES, canonicalLocales, isSupportedLocale,
   toIso639_1, toIso639_3,
 } from './locales.js';
+export {
+  DEFAULT_TYPO_THRESHOLDS, TypoMatcher, boundedDamerau, charCount, damerauLevenshtein, isNumeric,
+  typoBudget,
+} from './typo.js';
+export type { TypoMatcherOptions, TypoThresholds } from './typo.js';
