@@ -1,0 +1,52 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { parseOptions } from '../src/config/options.js';
+import { MAIN } from './helpers/node.js';
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', ...env }, timeout: 20_000 });
+  return { code: r.status, out: r.stdout + r.stderr };
+}
+
+describe('command line', () => {
+  it('refuses bad flags with a clear message and exit code 1', () => {
+    const unknown = run(['--nope']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.out).toContain('Unknown flag `--nope`');
+    const badAddr = run(['--http-addr', 'localhost']);
+    expect(badAddr.code).toBe(1);
+    expect(badAddr.out).toContain('--http-addr: expected host:port');
+    const badEnv = run(['--env', 'staging']);
+    expect(badEnv.code).toBe(1);
+    const size = run(['--http-payload-size-limit', 'lots']);
+    expect(size.code).toBe(1);
+  });
+
+  it('refuses production without a master key, and short keys', () => {
+    const prod = run(['--env', 'production']);
+    expect(prod.code).toBe(1);
+    expect(prod.out).toContain('master key');
+    const short = run(['--master-key', 'short']);
+    expect(short.code).toBe(1);
+    expect(short.out).toContain('at least 16 bytes');
+  });
+
+  it('prints every flag with --help', () => {
+    const help = run(['--help']);
+    expect(help.code).toBe(0);
+    for (const f of ['--db-path', '--http-addr', '--master-key', '--env', '--http-payload-size-limit', '--log-level']) {
+      expect(help.out).toContain(f);
+    }
+  });
+
+  it('reads TRINE_* environment variables, flags winning over them', () => {
+    const o = parseOptions(['--log-level', 'debug'], { TRINE_HTTP_ADDR: '0.0.0.0:8000', TRINE_LOG_LEVEL: 'error', TRINE_HTTP_PAYLOAD_SIZE_LIMIT: '1 GiB' });
+    expect(o.httpAddr).toEqual({ host: '0.0.0.0', port: 8000 });
+    expect(o.logLevel).toBe('debug');
+    expect(o.httpPayloadSizeLimit).toBe(1024 ** 3);
+    const d = parseOptions([], {});
+    expect(d.dbPath).toBe('./data');
+    expect(d.httpAddr).toEqual({ host: '127.0.0.1', port: 7700 });
+    expect(d.httpPayloadSizeLimit).toBe(100_000_000);
+  });
+});
