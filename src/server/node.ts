@@ -4,8 +4,7 @@ import { Engine } from '../engine/engine.js';
 import { noSearchIndex, type SearchIndexFactory } from '../engine/search-index.js';
 import { buildApp } from '../http/app.js';
 import type { AppContext } from '../http/context.js';
-import { LocalReplicator } from '../replication/local-replicator.js';
-import type { Replicator } from '../replication/replicator.js';
+import { RaftReplicator } from '../replication/raft-replicator.js';
 import { Scheduler } from '../replication/scheduler.js';
 import { RocksStore } from '../store/rocks-store.js';
 import { Executor } from '../tasks/executor.js';
@@ -60,7 +59,28 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
 
   let scheduler: Scheduler | null = null;
   const onApplied = (_r: ApplyResult) => scheduler?.poke();
-  const replicator: Replicator = new LocalReplicator(options.nodeId, sm, onApplied);
+  const replicator = new RaftReplicator({
+    options,
+    store,
+    sm,
+    onApplied,
+    async beforeInstall() {
+      await executor.halt();
+    },
+    async afterInstall() {
+      await queue.load(store);
+      await engine.load();
+      await sm.loadHandlers(store);
+      executor.resume();
+      scheduler?.poke();
+    },
+    log: {
+      info: (o, m) => app?.log.info(o, m),
+      warn: (o, m) => app?.log.warn(o, m),
+      error: (o, m) => app?.log.error(o, m),
+      debug: (o, m) => app?.log.debug(o, m),
+    },
+  });
   scheduler = new Scheduler(replicator, queue, executor, (e) => log.error({ err: e }, 'could not decide a batch'));
   executor.on('batch', () => {
     notify();

@@ -39,8 +39,21 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     super();
   }
 
+  private halted = false;
+
+  /** Stops after the batch in progress (if any), e.g. to install a snapshot underneath. */
+  async halt(): Promise<void> {
+    this.halted = true;
+    while (this.running) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  resume(): void {
+    this.halted = false;
+    this.kick();
+  }
+
   kick(): void {
-    if (this.running) return;
+    if (this.running || this.halted) return;
     this.running = true;
     setImmediate(() => void this.loop());
   }
@@ -51,7 +64,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
 
   private async loop(): Promise<void> {
     try {
-      while (this.queue.pending.length > 0) {
+      while (this.queue.pending.length > 0 && !this.halted) {
         const pb = this.queue.pending[0]!;
         this.current = pb;
         const record = await this.execute(pb);

@@ -50,7 +50,11 @@ export class TaskStateMachine {
     for (const h of this.handlers.values()) await h.load(reader);
   }
 
-  async apply(index: number, cmd: Command, opts: { sync: boolean }): Promise<ApplyResult> {
+  async apply(
+    index: number,
+    cmd: Command,
+    opts: { sync: boolean; /** Adds the caller's own keys to the same atomic write. */ extra?: (wb: WriteBatch) => void },
+  ): Promise<ApplyResult> {
     const q = this.queue;
     const wb = this.store.batch();
     let result: ApplyResult = { kind: 'none' };
@@ -117,6 +121,7 @@ export class TaskStateMachine {
     }
     q.appliedIndex = index;
     q.writeCounters(wb);
+    opts.extra?.(wb);
     await wb.commit({ sync: opts.sync });
     return result;
   }

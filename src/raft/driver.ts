@@ -1,0 +1,189 @@
+import { EventEmitter } from 'node:events';
+import type { KvStore } from '../store/kv.js';
+import {
+  RawNode,
+  type ConfChange,
+  type Entry,
+  type Message,
+  type NodeId,
+  type Ready,
+  type Snapshot,
+  type SoftState,
+  type Status,
+} from './core/index.js';
+import type { RaftLogStore } from './log-store.js';
+
+/** How the driver reaches other nodes. */
+export interface RaftTransport {
+  send(messages: Message[]): void;
+}
+
+/** What the driver needs from the state machine it replicates. */
+export interface RaftApplier {
+  /** Applies committed entries in order (conf changes included, to record the applied index). */
+  apply(entries: Entry[]): Promise<void>;
+  /** Replaces the applied state with a snapshot received from the leader. */
+  installSnapshot(snapshot: Snapshot): Promise<void>;
+}
+
+export interface DriverOptions {
+  tickMs: number;
+  /** Snapshot and compact when the retained log holds more than this many bytes. */
+  maxLogBytes: number;
+}
+
+export interface DriverEvents {
+  softState: [SoftState];
+  applied: [number];
+  error: [unknown];
+}
+
+/**
+ * The only asynchronous part of Raft: ticks the core, persists what each Ready asks (fsync
+ * before any message that depends on it leaves), sends messages, applies committed entries,
+ * and snapshots/compacts the log when it grows.
+ */
+export class RaftDriver extends EventEmitter<DriverEvents> {
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  private scheduled = false;
+  private stopped = false;
+  soft: SoftState = { lead: '', role: 'follower' };
+
+  constructor(
+    readonly node: RawNode,
+    private readonly store: KvStore,
+    private readonly log: RaftLogStore,
+    private readonly transport: RaftTransport,
+    private readonly applier: RaftApplier,
+    private readonly opts: DriverOptions,
+  ) {
+    super();
+  }
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.node.tick();
+      this.schedule();
+    }, this.opts.tickMs);
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    while (this.running) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  get id(): NodeId {
+    return this.node.id;
+  }
+
+  isLeader(): boolean {
+    return this.soft.role === 'leader';
+  }
+
+  status(): Status {
+    return this.node.status();
+  }
+
+  step(m: Message): void {
+    if (this.stopped) return;
+    try {
+      this.node.step(m);
+    } catch (e) {
+      this.emit('error', e);
+    }
+    this.schedule();
+  }
+
+  propose(data: Uint8Array): { index: number; term: number } {
+    const r = this.node.propose(data);
+    this.schedule();
+    return r;
+  }
+
+  proposeConfChange(cc: ConfChange): { index: number; term: number } {
+    const r = this.node.proposeConfChange(cc);
+    this.schedule();
+    return r;
+  }
+
+  transferLeadership(to: NodeId): void {
+    this.node.transferLeadership(to);
+    this.schedule();
+  }
+
+  campaign(): void {
+    this.node.campaign();
+    this.schedule();
+  }
+
+  reportUnreachable(id: NodeId): void {
+    this.node.reportUnreachable(id);
+  }
+
+  reportSnapshot(id: NodeId, ok: boolean): void {
+    this.node.reportSnapshot(id, ok);
+    this.schedule();
+  }
+
+  schedule(): void {
+    if (this.scheduled || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.loop();
+    });
+  }
+
+  private async loop(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (!this.stopped && this.node.hasReady()) {
+        await this.handle(this.node.ready());
+        this.node.advance();
+      }
+      if (!this.stopped) await this.maybeCompact();
+    } catch (e) {
+      this.emit('error', e);
+    } finally {
+      this.running = false;
+    }
+    if (!this.stopped && this.node.hasReady()) this.schedule();
+  }
+
+  private async handle(rd: Ready): Promise<void> {
+    if (rd.softState) {
+      this.soft = rd.softState;
+      this.emit('softState', rd.softState);
+    }
+    if (rd.snapshot) await this.applier.installSnapshot(rd.snapshot);
+    if (rd.entries.length > 0 || rd.hardState) {
+      const wb = this.store.batch();
+      this.log.stage(wb, rd.entries, rd.hardState);
+      await wb.commit({ sync: rd.mustSync });
+      this.log.commitStaged(rd.entries, rd.hardState);
+    }
+    if (rd.messages.length > 0) this.transport.send(rd.messages);
+    if (rd.committedEntries.length > 0) {
+      await this.applier.apply(rd.committedEntries);
+      this.emit('applied', rd.committedEntries[rd.committedEntries.length - 1]!.index);
+    }
+  }
+
+  private async maybeCompact(): Promise<void> {
+    const plan = this.node.snapshotDue();
+    if (plan) {
+      await this.log.snapshotAndCompact(plan.index, plan.confState, plan.compactTo);
+      return;
+    }
+    if (this.log.heldBytes > this.opts.maxLogBytes) {
+      const st = this.node.status();
+      if (st.applied > this.log.memory.snapshotMeta().index) {
+        await this.log.snapshotAndCompact(st.applied, this.node.confState(), st.applied);
+      }
+    }
+  }
+}
