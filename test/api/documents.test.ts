@@ -2,7 +2,9 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MeilisearchApiError } from 'meilisearch';
 import { startTestNode, type TestNode } from '../helpers/node.js';
-import movies from '../../../shared/datasets/reference-docs/movies.json' with { type: 'json' };
+import { dataset } from '../fixtures/index.js';
+
+const movies = dataset<{ id: number; title: string }>('movies');
 
 let t: TestNode;
 beforeAll(async () => {
