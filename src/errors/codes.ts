@@ -240,6 +240,7 @@ export const ERROR_CODES = {
   invalid_document_edition_function_filter: { status: 400, type: 'invalid_request' },
   edit_documents_by_function_error: { status: 400, type: 'invalid_request' },
   invalid_settings_index_chat: { status: 400, type: 'invalid_request' },
+  invalid_settings_vector_store: { status: 400, type: 'invalid_request' },
   invalid_export_url: { status: 400, type: 'invalid_request' },
   invalid_export_api_key: { status: 400, type: 'invalid_request' },
   invalid_export_payload_size: { status: 400, type: 'invalid_request' },

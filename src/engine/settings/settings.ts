@@ -78,7 +78,7 @@ export function defaultSettings(): IndexSettings {
     pagination: { maxTotalHits: 1000 },
     embedders: {},
     searchCutoffMs: null,
-    localizedAttributes: null,
+    localizedAttributes: [],
     facetSearch: true,
     prefixSearch: 'indexingTime',
     chat: {},
