@@ -1,5 +1,6 @@
 import type { Options } from '../config/options.js';
 import type { Engine } from '../engine/engine.js';
+import type { ExperimentalFeatures } from '../features/experimental-features.js';
 import type { Replicator } from '../replication/replicator.js';
 import type { Executor } from '../tasks/executor.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
@@ -12,6 +13,8 @@ export interface AppContext {
   queue: TaskQueue;
   executor: Executor;
   replicator: Replicator;
+  /** Runtime experimental features (changed through the log). */
+  features: ExperimentalFeatures;
   /** Proposes a task; resolves with the registered task once it is durable. */
   enqueue(spec: TaskSpec, payload?: Buffer): Promise<TaskRecord>;
   /** Applies a node-wide change through the log (see `ConfigHandler`); throws the handler's ApiError. */

@@ -12,6 +12,7 @@ import type { ApplyResult } from '../tasks/state-machine.js';
 import { TaskStateMachine, type ConfigHandler } from '../tasks/state-machine.js';
 import type { KvStore } from '../store/kv.js';
 import { ApiError } from '../errors/api-error.js';
+import { ExperimentalFeatures } from '../features/experimental-features.js';
 import { TaskQueue } from '../tasks/task-queue.js';
 import { isFinished, type TaskRecord } from '../tasks/task.js';
 
@@ -36,6 +37,8 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   await queue.load(store);
   const sm = new TaskStateMachine(store, queue);
   // Node-wide state kept through the log registers here, before anything is applied.
+  const features = new ExperimentalFeatures();
+  sm.register(ExperimentalFeatures.COMMAND, features);
   for (const [name, handler] of deps.configHandlers?.(store) ?? []) sm.register(name, handler);
   await sm.loadHandlers(store);
 
@@ -94,6 +97,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     queue,
     executor,
     replicator,
+    features,
     startedAt: Date.now(),
     async enqueue(spec, payload) {
       const r = await replicator.propose({ kind: 'enqueue', enqueuedAt: Date.now(), spec, ...(payload ? { payload } : {}) });

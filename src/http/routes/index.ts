@@ -4,10 +4,14 @@ import { rootRoutes } from './root.js';
 import { indexRoutes } from './indexes.js';
 import { documentRoutes } from './documents.js';
 import { taskRoutes } from './tasks.js';
+import { settingsRoutes } from './settings.js';
+import { experimentalFeatureRoutes } from './experimental-features.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
   indexRoutes(app, ctx);
   documentRoutes(app, ctx);
   taskRoutes(app, ctx);
+  settingsRoutes(app, ctx);
+  experimentalFeatureRoutes(app, ctx);
 }

@@ -1,0 +1,157 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { SETTING_FIELDS, settingsSchema, type SettingField } from '../../engine/settings/fields.js';
+import {
+  checkSettingsPatch,
+  parseSettingBody,
+  parseSettingsBody,
+  resetAllPatch,
+  settingsDetails,
+  storedPatch,
+  type PatchEnv,
+  type SettingsPatch,
+} from '../../engine/settings/patch.js';
+import { settingsView, settingView } from '../../engine/settings/view.js';
+import { isFinished, taskSummary } from '../../tasks/task.js';
+import { jsonBody } from '../body.js';
+import type { AppContext } from '../context.js';
+import { queryRecord, route } from '../route.js';
+import { s } from '../schema.js';
+import { customMetadata, indexUidParam } from './params.js';
+
+const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invalid_index_custom_metadata') });
+
+/**
+ * What the settings checks know of the index: the experimental features, and each embedder as
+ * stored, unless an unfinished task may still change it.
+ */
+function patchEnv(ctx: AppContext, uid: string): PatchEnv {
+  let unsettled: Set<string> | 'all' | null = null;
+  const pendingEmbedders = (): Set<string> | 'all' => {
+    if (unsettled) return unsettled;
+    const names = new Set<string>();
+    for (const t of ctx.queue.tasks.values()) {
+      if (isFinished(t.status)) continue;
+      const p = t.params;
+      if (p.op === 'swap' && p.swaps.some((sw) => sw.indexes.includes(uid))) return (unsettled = 'all');
+      if (t.indexUid !== uid) continue;
+      if (p.op === 'deleteIndex' || p.op === 'updateIndex') return (unsettled = 'all');
+      if (p.op !== 'settings' || !('embedders' in p.settings)) continue;
+      const e = p.settings['embedders'];
+      if (e === null) return (unsettled = 'all');
+      for (const name of Object.keys(e as object)) names.add(name);
+    }
+    return (unsettled = names);
+  };
+  return {
+    isEnabled: (feature) => ctx.features.isEnabled(feature),
+    currentEmbedder(name) {
+      const pending = pendingEmbedders();
+      if (pending === 'all' || pending.has(name)) return 'pending';
+      return ctx.engine.indexes.get(uid)?.meta.settings.embedders[name];
+    },
+  };
+}
+
+export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const limit = ctx.options.httpPayloadSizeLimit;
+
+  /** Checks a parsed update against the node and the index, then enqueues it. */
+  async function enqueue(req: FastifyRequest, uid: string, patch: SettingsPatch, opts: { check: boolean; replace?: boolean }) {
+    const q = writeQuery.validate(queryRecord(req), 'query');
+    if (opts.check) checkSettingsPatch(patch, patchEnv(ctx, uid));
+    const task = await ctx.enqueue({
+      type: 'settingsUpdate',
+      indexUid: uid,
+      details: settingsDetails(patch),
+      params: { op: 'settings', settings: storedPatch(patch, { replace: opts.replace ?? false }) },
+      ...customMetadata(q),
+    });
+    return taskSummary(task);
+  }
+
+  route(app, {
+    method: 'GET',
+    url: '/indexes/:indexUid/settings',
+    summary: 'All settings of an index',
+    tags: ['Settings'],
+    action: 'settings.get',
+    status: 200,
+    errors: ['index_not_found'],
+    handler: async (req) => settingsView(ctx.engine.getIndex(indexUidParam(req)).meta.settings),
+  });
+
+  route(app, {
+    method: 'PATCH',
+    url: '/indexes/:indexUid/settings',
+    summary: 'Update settings (partial; `null` resets a setting; a missing index is created)',
+    tags: ['Settings'],
+    action: 'settings.update',
+    query: writeQuery,
+    body: s.any(settingsSchema()),
+    status: 202,
+    errors: ['bad_request', 'feature_not_enabled'],
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      return enqueue(req, uid, parseSettingsBody(jsonBody(req, limit)), { check: true });
+    },
+  });
+
+  route(app, {
+    method: 'DELETE',
+    url: '/indexes/:indexUid/settings',
+    summary: 'Reset every setting to its default',
+    tags: ['Settings'],
+    action: 'settings.update',
+    query: writeQuery,
+    status: 202,
+    handler: async (req) => enqueue(req, indexUidParam(req), resetAllPatch(), { check: false }),
+  });
+
+  for (const field of SETTING_FIELDS) singleSettingRoutes(field);
+
+  function singleSettingRoutes(field: SettingField): void {
+    const url = `/indexes/:indexUid/settings/${field.route}`;
+    route(app, {
+      method: 'GET',
+      url,
+      summary: `Get \`${field.key}\``,
+      tags: ['Settings'],
+      action: 'settings.get',
+      status: 200,
+      errors: ['index_not_found'],
+      handler: async (req) => settingView(ctx.engine.getIndex(indexUidParam(req)).meta.settings, field.key),
+    });
+
+    // `chat` is replaced by PUT (the spec's verb) and merged by PATCH (the reference's, which its clients use).
+    const verbs: ('PUT' | 'PATCH')[] = field.key === 'chat' ? ['PUT', 'PATCH'] : [field.verb];
+    for (const verb of verbs) {
+      route(app, {
+        method: verb,
+        url,
+        summary: `Update \`${field.key}\` (\`null\` resets it)`,
+        tags: ['Settings'],
+        action: 'settings.update',
+        query: writeQuery,
+        body: s.any({ oneOf: [field.schema, { type: 'null' }] }),
+        status: 202,
+        errors: [field.code],
+        handler: async (req) => {
+          const uid = indexUidParam(req);
+          const patch = parseSettingBody(field.key, jsonBody(req, limit));
+          return enqueue(req, uid, patch, { check: true, replace: verb === 'PUT' && field.key === 'chat' });
+        },
+      });
+    }
+
+    route(app, {
+      method: 'DELETE',
+      url,
+      summary: `Reset \`${field.key}\` to its default`,
+      tags: ['Settings'],
+      action: 'settings.update',
+      query: writeQuery,
+      status: 202,
+      handler: async (req) => enqueue(req, indexUidParam(req), { [field.key]: null }, { check: false }),
+    });
+  }
+}
