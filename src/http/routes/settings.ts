@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SETTING_FIELDS, settingsSchema, type SettingField } from '../../engine/settings/fields.js';
 import {
   checkSettingsPatch,
@@ -50,6 +50,13 @@ function patchEnv(ctx: AppContext, uid: string): PatchEnv {
       return ctx.engine.indexes.get(uid)?.meta.settings.embedders[name];
     },
   };
+}
+
+/** A bare JSON value as the body: Fastify would send a string as plain text. */
+function jsonValue(reply: FastifyReply, value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  reply.header('content-type', 'application/json; charset=utf-8');
+  return JSON.stringify(value);
 }
 
 export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -119,7 +126,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
       action: 'settings.get',
       status: 200,
       errors: ['index_not_found'],
-      handler: async (req) => settingView(ctx.engine.getIndex(indexUidParam(req)).meta.settings, field.key),
+      handler: async (req, reply) => jsonValue(reply, settingView(ctx.engine.getIndex(indexUidParam(req)).meta.settings, field.key)),
     });
 
     // `chat` is replaced by PUT (the spec's verb) and merged by PATCH (the reference's, which its clients use).
