@@ -143,7 +143,7 @@ describe('whole settings', () => {
   it('settings before or after the documents give the same stored state', async () => {
     const settings = {
       searchableAttributes: ['name', 'about', 'address'],
-      filterableAttributes: ['color', { attributePatterns: ['age'], features: { filter: { comparison: true } } }],
+      filterableAttributes: ['color', { attributePatterns: ['age'], features: { facetSearch: false, filter: { equality: true, comparison: true } } }],
       sortableAttributes: ['age', 'balance'],
       distinctAttribute: 'email',
       stopWords: ['the', 'of'],

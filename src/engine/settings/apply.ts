@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors/api-error.js';
 import { applyEmbedders } from './embedders.js';
-import { minWordSizeError } from './object-settings.js';
+import { minWordSizeError } from './setting-values.js';
 import { defaultSettings, type IndexSettings } from './settings.js';
 import { isPlainObject } from './validate-core.js';
 

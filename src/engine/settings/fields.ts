@@ -9,8 +9,8 @@ import {
   parsePagination,
   parseSynonyms,
   parseTypoTolerance,
-} from './object-settings.js';
-import { validateRankingRules } from './ranking-rules.js';
+  validateRankingRules,
+} from './setting-values.js';
 import type { IndexSettings } from './settings.js';
 import { expectBool, expectEnum, expectString, expectStringArray, expectStringSet, expectUint, type VCtx } from './validate-core.js';
 

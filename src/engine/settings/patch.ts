@@ -2,7 +2,7 @@ import { featureNotEnabled, type GatedFeature } from '../../features/experimenta
 import { checkEmbedder, embedderFeatureUses, mergeEmbedder } from './embedders.js';
 import { redactEmbedder } from './embedder-fields.js';
 import { SETTING_FIELDS, SETTING_KEYS, settingField, type SettingKey } from './fields.js';
-import { CHAT_KEYS } from './object-settings.js';
+import { CHAT_KEYS } from './setting-values.js';
 import { expectFields, isPlainObject, type VCtx } from './validate-core.js';
 
 /**

@@ -1,3 +1,7 @@
+import { ApiError } from '../../errors/api-error.js';
+import { redactEmbedder } from './embedder-fields.js';
+import { sortedKeys } from './validate-core.js';
+
 /** An index's settings as the engine uses them (always complete: defaults filled in). */
 
 export interface FilterableAttributeRule {
@@ -84,4 +88,77 @@ export function defaultSettings(): IndexSettings {
     chat: {},
     vectorStore: 'stable',
   };
+}
+
+/**
+ * Settings as clients read them. The whole-settings object lists the fields the spec lists,
+ * in its order; `localizedAttributes` is read through its own route only.
+ */
+export const SETTINGS_VIEW_ORDER: readonly (keyof IndexSettings)[] = [
+  'displayedAttributes',
+  'searchableAttributes',
+  'filterableAttributes',
+  'sortableAttributes',
+  'rankingRules',
+  'stopWords',
+  'nonSeparatorTokens',
+  'separatorTokens',
+  'dictionary',
+  'synonyms',
+  'distinctAttribute',
+  'typoTolerance',
+  'faceting',
+  'pagination',
+  'proximityPrecision',
+  'facetSearch',
+  'prefixSearch',
+  'searchCutoffMs',
+  'embedders',
+  'chat',
+  'vectorStore',
+];
+
+/** One setting's value as its own route returns it. */
+export function settingView(s: IndexSettings, key: keyof IndexSettings): unknown {
+  switch (key) {
+    case 'typoTolerance': {
+      const t = s.typoTolerance;
+      return {
+        enabled: t.enabled,
+        minWordSizeForTypos: { oneTypo: t.minWordSizeForTypos.oneTypo, twoTypos: t.minWordSizeForTypos.twoTypos },
+        disableOnWords: t.disableOnWords,
+        disableOnAttributes: t.disableOnAttributes,
+        disableOnNumbers: t.disableOnNumbers,
+      };
+    }
+    case 'faceting':
+      // `*` always has an order: alphabetical unless set otherwise.
+      return {
+        maxValuesPerFacet: s.faceting.maxValuesPerFacet,
+        sortFacetValuesBy: sortedKeys({ '*': 'alpha', ...s.faceting.sortFacetValuesBy }),
+      };
+    case 'embedders':
+      return sortedKeys(Object.fromEntries(Object.entries(s.embedders).map(([name, e]) => [name, redactEmbedder(e)])));
+    case 'localizedAttributes':
+      return s.localizedAttributes ?? [];
+    default:
+      return structuredClone(s[key]);
+  }
+}
+
+/**
+ * The whole settings object. Its typo tolerance shows the four fields the spec's default object
+ * shows; `disableOnNumbers` appears once it is turned on, so that a set value is never hidden.
+ */
+export function settingsView(s: IndexSettings): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of SETTINGS_VIEW_ORDER) out[key] = settingView(s, key);
+  const typo = out['typoTolerance'] as Record<string, unknown>;
+  if (typo['disableOnNumbers'] === false) delete typo['disableOnNumbers'];
+  return out;
+}
+
+/** What the facet-search route answers when `facetSearch` is off for the index. */
+export function assertFacetSearchEnabled(s: IndexSettings): void {
+  if (!s.facetSearch) throw new ApiError('facet_search_disabled', 'The facet search is disabled for this index');
 }

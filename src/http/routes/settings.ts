@@ -10,7 +10,7 @@ import {
   type PatchEnv,
   type SettingsPatch,
 } from '../../engine/settings/patch.js';
-import { settingsView, settingView } from '../../engine/settings/view.js';
+import { settingsView, settingView } from '../../engine/settings/settings.js';
 import { isFinished, taskSummary } from '../../tasks/task.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';

@@ -1,5 +1,4 @@
 import { ApiError } from '../../errors/api-error.js';
-import { canonicalLocale, LOCALE_CODES } from './locales.js';
 import {
   at,
   expectArray,
@@ -23,8 +22,9 @@ import {
 } from './validate-core.js';
 
 /**
- * Parsers of the settings whose value is an object or a list of objects. Inside these, a
- * `null` field is an explicit reset and is kept as `null` for the merge to act on.
+ * Parsers of setting values beyond plain lists and enums: object settings (where a `null`
+ * field is an explicit reset, kept as `null` for the merge to act on), ranking rules and
+ * locales.
  */
 
 /** Parses the non-null fields of an object with `parse`, keeping nulls, in `keys` order. */
@@ -181,3 +181,166 @@ export function parseChat(v: unknown, ctx: VCtx): Record<string, unknown> {
 }
 
 export { CHAT_KEYS };
+
+/** A parsed ranking rule: a built-in one, or a custom sort on a field. */
+export type RankingRule =
+  | { kind: 'words' | 'typo' | 'proximity' | 'attribute' | 'attributeRank' | 'wordPosition' | 'sort' | 'exactness' }
+  | { kind: 'asc' | 'desc'; field: string };
+
+const BUILT_IN = ['words', 'typo', 'proximity', 'attribute', 'attributeRank', 'wordPosition', 'sort', 'exactness'] as const;
+
+/** Field names the geo features own; a custom rule on them is refused. */
+const RESERVED = new Set(['_geo', '_geoDistance', '_geoPoint', '_geoRadius', '_geoBoundingBox', '_geojson', '_geoPolygon']);
+
+function invalidName(name: string): string {
+  return `\`${name}\` ranking rule is invalid. Valid ranking rules are words, typo, sort, proximity, attribute, exactness and custom ranking rules.`;
+}
+
+function reservedForSort(name: string): string {
+  return `\`${name}\` is a reserved keyword and thus can't be used as a ranking rule. \`${name}\` can only be used for sorting at search time`;
+}
+
+function reservedForFilter(name: string): string {
+  return `\`${name}\` is a reserved keyword and thus can't be used as a ranking rule. \`${name}\` can only be used for filtering at search time`;
+}
+
+/**
+ * Parses one rule the way the reference does: built-in names first, then `<field>:asc|desc`
+ * split on the last colon, refusing the reserved geo names. Returns the error text on failure.
+ */
+export function parseRankingRule(text: string): RankingRule | string {
+  if ((BUILT_IN as readonly string[]).includes(text)) return { kind: text as (typeof BUILT_IN)[number] };
+  const colon = text.lastIndexOf(':');
+  const dir = colon >= 0 ? text.slice(colon + 1) : '';
+  if (colon < 0 || (dir !== 'asc' && dir !== 'desc')) return invalidName(text);
+  const field = text.slice(0, colon);
+  if (field.startsWith('_geoPoint(')) {
+    // A well-formed geo point is a sort expression; either way it is not a setting.
+    return reservedForSort('_geoPoint');
+  }
+  if (field.startsWith('_geoRadius')) return reservedForFilter('_geoRadius');
+  if (field.startsWith('_geoBoundingBox')) return reservedForFilter('_geoBoundingBox');
+  if (field === '_geoPoint') return reservedForSort('_geoPoint');
+  if (RESERVED.has(field) || field.startsWith('_geo(') || field.startsWith('_geoDistance(')) {
+    return `\`${field}\` is a reserved keyword and thus can't be used as a ranking rule`;
+  }
+  return { kind: dir, field };
+}
+
+/**
+ * Validates a `rankingRules` value. `attribute` is the older rule that ranks by attribute and
+ * by word position at once; mixing it with its two halves would apply them twice.
+ */
+export function validateRankingRules(v: unknown, ctx: VCtx): string[] {
+  const list = expectArray(v, ctx);
+  const rules = list.map((item, i) => {
+    const c = index(ctx, i);
+    const text = expectString(item, c);
+    const parsed = parseRankingRule(text);
+    if (typeof parsed === 'string') throw invalidValue(c, parsed);
+    return text;
+  });
+  const split = rules.filter((r) => r === 'attributeRank' || r === 'wordPosition');
+  if (rules.includes('attribute') && split.length > 0) {
+    throw new ApiError(
+      ctx.code,
+      `Invalid value${ctx.path ? ` at \`${ctx.path}\`` : ''}: the \`attribute\` ranking rule cannot be used together with \`${split[0]}\`. ` +
+        'Use either `attribute`, or `attributeRank` and `wordPosition`.',
+    );
+  }
+  return rules;
+}
+
+/**
+ * Locales accepted by `localizedAttributes`: the spec's three-letter codes and their two-letter
+ * equivalents. Stored and shown in their three-letter form, as the reference does.
+ */
+const PAIRS: readonly (readonly [string | null, string])[] = [
+  ['af', 'afr'],
+  ['ak', 'aka'],
+  ['am', 'amh'],
+  ['ar', 'ara'],
+  ['az', 'aze'],
+  ['be', 'bel'],
+  ['bn', 'ben'],
+  ['bg', 'bul'],
+  ['ca', 'cat'],
+  ['cs', 'ces'],
+  ['da', 'dan'],
+  ['de', 'deu'],
+  ['el', 'ell'],
+  ['en', 'eng'],
+  ['eo', 'epo'],
+  ['et', 'est'],
+  ['fi', 'fin'],
+  ['fr', 'fra'],
+  ['gu', 'guj'],
+  ['he', 'heb'],
+  ['hi', 'hin'],
+  ['hr', 'hrv'],
+  ['hu', 'hun'],
+  ['hy', 'hye'],
+  ['id', 'ind'],
+  ['it', 'ita'],
+  ['jv', 'jav'],
+  ['ja', 'jpn'],
+  ['kn', 'kan'],
+  ['ka', 'kat'],
+  ['km', 'khm'],
+  ['ko', 'kor'],
+  ['la', 'lat'],
+  ['lv', 'lav'],
+  ['lt', 'lit'],
+  ['ml', 'mal'],
+  ['mr', 'mar'],
+  ['mk', 'mkd'],
+  ['my', 'mya'],
+  ['ne', 'nep'],
+  ['nl', 'nld'],
+  ['nb', 'nob'],
+  ['or', 'ori'],
+  ['pa', 'pan'],
+  ['fa', 'pes'],
+  ['pl', 'pol'],
+  ['pt', 'por'],
+  ['ro', 'ron'],
+  ['ru', 'rus'],
+  ['si', 'sin'],
+  ['sk', 'slk'],
+  ['sl', 'slv'],
+  ['sn', 'sna'],
+  ['es', 'spa'],
+  ['sr', 'srp'],
+  ['sv', 'swe'],
+  ['ta', 'tam'],
+  ['te', 'tel'],
+  ['tl', 'tgl'],
+  ['th', 'tha'],
+  ['tk', 'tuk'],
+  ['tr', 'tur'],
+  ['uk', 'ukr'],
+  ['ur', 'urd'],
+  ['uz', 'uzb'],
+  ['vi', 'vie'],
+  ['yi', 'yid'],
+  ['zu', 'zul'],
+  // Mandarin has no two-letter code of its own.
+  [null, 'cmn'],
+];
+
+const TO_THREE = new Map<string, string>();
+for (const [two, three] of PAIRS) {
+  if (two) TO_THREE.set(two, three);
+  TO_THREE.set(three, three);
+}
+
+/** Every accepted spelling, in the order the reference lists them: two-letter, then three-letter. */
+export const LOCALE_CODES: readonly string[] = [
+  ...PAIRS.flatMap(([two]) => (two ? [two] : [])),
+  ...PAIRS.map(([, three]) => three),
+];
+
+/** The three-letter form of an accepted locale, or undefined. */
+export function canonicalLocale(code: string): string | undefined {
+  return TO_THREE.get(code);
+}
