@@ -37,10 +37,9 @@ function describeKind(v: unknown): string {
 
 export function typeError(ctx: Ctx, expected: string, found: unknown): ApiError {
   const at = ctx.path ? ` at \`${ctx.path}\`` : '';
-  return new ApiError(
-    ctx.code,
-    `Invalid value type${at}: expected ${expected}, but found ${describeKind(found)}: \`${JSON.stringify(found)}\``,
-  );
+  // deserr names a null without repeating it: "but found null".
+  const shown = found === null ? '' : `: \`${JSON.stringify(found)}\``;
+  return new ApiError(ctx.code, `Invalid value type${at}: expected ${expected}, but found ${describeKind(found)}${shown}`);
 }
 
 export function valueError(ctx: Ctx, reason: string): ApiError {
