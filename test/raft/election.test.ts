@@ -15,6 +15,14 @@ describe('election', () => {
     expect(s.commit).toBe(2);
   });
 
+  it('a freshly bootstrapped single node can campaign at once', () => {
+    const storage = new MemoryStorage();
+    const rn = new RawNode({ id: 'solo', storage });
+    rn.bootstrap(['solo']);
+    rn.campaign();
+    expect(rn.status().role).toBe('leader');
+  });
+
   it('elects exactly one leader and every node learns it', () => {
     const c = new TestCluster(['n1', 'n2', 'n3']);
     c.campaign('n1');

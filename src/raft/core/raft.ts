@@ -52,6 +52,11 @@ export class Raft {
   leadTransferee: NodeId = NONE;
   /** Index of the latest membership change this leader appended (or its last index at election). */
   pendingConfIndex = 0;
+  /**
+   * Membership changes up to here are in force even if not yet applied
+   * (bootstrap puts its initial members in force at once).
+   */
+  confInForce = 0;
   /** Payload bytes appended by this leader and not yet applied. */
   uncommittedSize = 0;
   electionElapsed = 0;
@@ -220,9 +225,10 @@ export class Raft {
   }
 
   private hasUnappliedConfChanges(): boolean {
-    if (this.log.applied >= this.log.committed) return false;
+    const from = Math.max(this.log.applied, this.confInForce);
+    if (from >= this.log.committed) return false;
     let found = false;
-    this.forEachEntry(this.log.applied + 1, this.log.committed + 1, (e) => {
+    this.forEachEntry(from + 1, this.log.committed + 1, (e) => {
       if (e.type === 'confChange') found = true;
     });
     return found;

@@ -127,6 +127,7 @@ export class RawNode {
     r.log.committed = ents.length;
     // In force at once; applying the entries again later changes nothing.
     for (const e of ents) r.applyConfChange(decodeConfChange(e.data));
+    r.confInForce = ents.length;
   }
 
   tick(): void {
