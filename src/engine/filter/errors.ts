@@ -1,0 +1,100 @@
+import { ApiError, type ErrorCode } from '../../errors/api-error.js';
+
+/** The three codes a filter error can carry, depending on the route that received the filter. */
+export type FilterErrorCode = Extract<ErrorCode, 'invalid_search_filter' | 'invalid_document_filter' | 'invalid_similar_filter'>;
+
+/** A half-open range of UTF-16 indices into the filter text. */
+export interface Span {
+  start: number;
+  end: number;
+}
+
+/**
+ * Why a filter was refused, and where. The message is rendered like the reference's: the
+ * diagnostic, a newline, then `<start>:<end> <filter>` where the columns count code points
+ * (1-based, from the last newline before the span) and the end is start + the span's length.
+ */
+export class FilterError extends Error {
+  constructor(
+    readonly diagnostic: string,
+    readonly span: Span,
+    readonly source: string,
+    /** Set for evaluation errors, which the search route prefixes with the index name. */
+    readonly evaluation = false,
+  ) {
+    super(renderFilterError(diagnostic, span, source));
+    this.name = 'FilterError';
+  }
+
+  toApiError(code: ErrorCode): ApiError {
+    return new ApiError(code, this.message);
+  }
+}
+
+export function renderFilterError(diagnostic: string, span: Span, source: string): string {
+  const lineStart = source.lastIndexOf('\n', span.start - 1) + 1;
+  const column = codePointCount(source, lineStart, span.start) + 1;
+  const size = codePointCount(source, span.start, span.end);
+  return `${diagnostic}\n${column}:${column + size} ${source}`;
+}
+
+export function codePointCount(s: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < to) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+// Characters the reference's debug escaping writes as `\u{..}`: controls, format characters,
+// separators other than the plain space, private use and unassigned code points.
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]/u;
+const EXTENDING = /[\p{Mn}\p{Me}]/u;
+
+/**
+ * Escapes text the way the reference quotes user input inside its filter diagnostics, so
+ * that a diagnostic stays on one line: quotes and backslashes get a backslash, `\t \r \n`
+ * their usual escapes, and unprintable characters a `\u{hex}` form.
+ */
+export function escapeDebug(s: string): string {
+  let out = '';
+  let first = true;
+  for (const ch of s) {
+    switch (ch) {
+      case '\t':
+        out += '\\t';
+        break;
+      case '\r':
+        out += '\\r';
+        break;
+      case '\n':
+        out += '\\n';
+        break;
+      case '\\':
+        out += '\\\\';
+        break;
+      case "'":
+        out += "\\'";
+        break;
+      case '"':
+        out += '\\"';
+        break;
+      case '\0':
+        out += '\\0';
+        break;
+      default:
+        if (UNPRINTABLE.test(ch) || (first && EXTENDING.test(ch))) {
+          out += `\\u{${ch.codePointAt(0)!.toString(16)}}`;
+        } else {
+          out += ch;
+        }
+    }
+    first = false;
+  }
+  return out;
+}
