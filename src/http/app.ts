@@ -1,6 +1,8 @@
 import Fastify, { type FastifyInstance, type FastifyError } from 'fastify';
 import compress from '@fastify/compress';
 import { ApiError, errorBody } from '../errors/api-error.js';
+import { instrumentHttp } from '../metrics/sources.js';
+import { runWithLogger } from '../util/log-context.js';
 import { uuidv7 } from '../util/uuid.js';
 import { payloadTooLarge } from './body.js';
 import type { AppContext } from './context.js';
@@ -36,16 +38,28 @@ function fromFastifyError(err: FastifyError, limit: number, contentType: string 
   }
 }
 
-export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+export interface AppOptions {
+  /** Where log lines go instead of standard output (tests read them). */
+  logStream?: { write(line: string): void };
+}
+
+export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<FastifyInstance> {
   const limit = ctx.options.httpPayloadSizeLimit;
   const app = Fastify({
-    logger: { level: PINO_LEVEL[ctx.options.logLevel] ?? 'info' },
+    logger: { level: PINO_LEVEL[ctx.options.logLevel] ?? 'info', ...(opts.logStream ? { stream: opts.logStream } : {}) },
     bodyLimit: limit,
     genReqId: () => uuidv7(),
     requestIdLogLabel: 'requestId',
     disableRequestLogging: ctx.options.logLevel !== 'debug' && ctx.options.logLevel !== 'trace',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
   });
+
+  // Code below the routes (replication, engine) logs with the request's child logger, so every
+  // line of a request carries its requestId. Body parsing runs in the socket's async context, so
+  // the logger is entered again before validation, as @fastify/request-context does.
+  app.addHook('onRequest', (req, _reply, done) => runWithLogger(req.log, done));
+  app.addHook('preValidation', (req, _reply, done) => runWithLogger(req.log, done));
+  instrumentHttp(app, ctx.metrics);
 
   // Bodies are read raw; each route decides which formats it accepts and parses them itself,
   // so that every failure carries the reference's error code.

@@ -1,6 +1,7 @@
 import type { Options } from '../config/options.js';
 import type { Engine } from '../engine/engine.js';
 import type { ExperimentalFeatures } from '../features/experimental-features.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Replicator } from '../replication/replicator.js';
 import type { Executor } from '../tasks/executor.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
@@ -13,6 +14,8 @@ export interface AppContext {
   queue: TaskQueue;
   executor: Executor;
   replicator: Replicator;
+  /** Prometheus instruments of this node (`GET /metrics`; search timing via `metrics.searchTimer`). */
+  metrics: Metrics;
   /** Runtime experimental features (changed through the log). */
   features: ExperimentalFeatures;
   /** Proposes a task; resolves with the registered task once it is durable. */

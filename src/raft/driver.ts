@@ -12,6 +12,7 @@ import {
   type Status,
 } from './core/index.js';
 import type { RaftLogStore } from './log-store.js';
+import { detached } from '../util/log-context.js';
 
 /** How the driver reaches other nodes. */
 export interface RaftTransport {
@@ -131,10 +132,13 @@ export class RaftDriver extends EventEmitter<DriverEvents> {
   schedule(): void {
     if (this.scheduled || this.stopped) return;
     this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.loop();
-    });
+    // The loop serves no request, even when a request's proposal is what woke it up.
+    detached(() =>
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.loop();
+      }),
+    );
   }
 
   private async loop(): Promise<void> {

@@ -13,6 +13,9 @@ import { TaskStateMachine, type ConfigHandler } from '../tasks/state-machine.js'
 import type { KvStore } from '../store/kv.js';
 import { ApiError } from '../errors/api-error.js';
 import { ExperimentalFeatures } from '../features/experimental-features.js';
+import { Metrics } from '../metrics/metrics.js';
+import { connectEngine, connectRaft, connectSoftState, connectTasks, countEnqueued } from '../metrics/sources.js';
+import { loggerOr, type ContextLogger } from '../util/log-context.js';
 import { TaskQueue } from '../tasks/task-queue.js';
 import { isFinished, type TaskRecord } from '../tasks/task.js';
 
@@ -27,6 +30,8 @@ export interface RunningNode {
 export interface NodeDeps {
   searchFactory?: SearchIndexFactory;
   configHandlers?: (store: KvStore) => [string, ConfigHandler][];
+  /** Where log lines go instead of standard output. */
+  logStream?: { write(line: string): void };
 }
 
 /** Builds a node from the pieces: store, engine, task queue, log, executor, HTTP API. */
@@ -43,11 +48,15 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   await sm.loadHandlers(store);
 
   let app: FastifyInstance | null = null;
-  const log = {
-    error: (obj: unknown, msg?: string) => app?.log.error(obj, msg),
-    info: (obj: unknown, msg?: string) => app?.log.info(obj, msg),
+  // Lines logged while a request is served go through its child logger and carry its requestId.
+  const at = (level: keyof ContextLogger) => (obj: unknown, msg?: string) => {
+    if (app) loggerOr(app.log)[level](obj, msg);
   };
+  const log: ContextLogger = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
   const executor = new Executor(store, queue, engine, log);
+  const metrics = new Metrics(options.nodeId);
+  connectEngine(metrics, engine);
+  connectTasks(metrics, queue, executor);
 
   const waiters = new Map<number, Set<(t: TaskRecord) => void>>();
   const notify = () => {
@@ -61,7 +70,10 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   };
 
   let scheduler: Scheduler | null = null;
-  const onApplied = (_r: ApplyResult) => scheduler?.poke();
+  const onApplied = (r: ApplyResult) => {
+    if (r.kind === 'task') countEnqueued(metrics, r.task);
+    scheduler?.poke();
+  };
   const replicator = new RaftReplicator({
     options,
     store,
@@ -76,16 +88,15 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
       await sm.loadHandlers(store);
       executor.resume();
       scheduler?.poke();
+      metrics.snapshotsInstalled.inc();
     },
-    log: {
-      info: (o, m) => app?.log.info(o, m),
-      warn: (o, m) => app?.log.warn(o, m),
-      error: (o, m) => app?.log.error(o, m),
-      debug: (o, m) => app?.log.debug(o, m),
-    },
+    log,
+    onCall: (method, code, seconds) => metrics.observeGrpcCall(method, code, seconds),
   });
+  connectRaft(metrics, { status: () => replicator.driver?.status() ?? null, appliedIndex: () => replicator.appliedIndex });
   scheduler = new Scheduler(replicator, queue, executor, (e) => log.error({ err: e }, 'could not decide a batch'));
-  executor.on('batch', () => {
+  executor.on('batch', (b) => {
+    log.debug({ batchUid: b.uid, taskUids: b.taskUids, durationMs: (b.finishedAt ?? b.startedAt) - b.startedAt }, 'batch processed');
     notify();
     scheduler?.poke();
   });
@@ -98,10 +109,12 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     executor,
     replicator,
     features,
+    metrics,
     startedAt: Date.now(),
     async enqueue(spec, payload) {
       const r = await replicator.propose({ kind: 'enqueue', enqueuedAt: Date.now(), spec, ...(payload ? { payload } : {}) });
       if (r.kind !== 'task') throw new Error('enqueue did not register a task');
+      log.debug({ taskUid: r.task.uid, type: r.task.type, indexUid: r.task.indexUid }, 'task enqueued');
       return r.task;
     },
     async configure(name, op) {
@@ -129,8 +142,10 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     },
   };
 
-  app = await buildApp(ctx);
+  app = await buildApp(ctx, deps.logStream ? { logStream: deps.logStream } : {});
   await replicator.start();
+  // The driver exists once started, and reports its first role change only after this turn.
+  connectSoftState(metrics, replicator.driver);
   // Batches decided before a restart run again; tasks enqueued before it get scheduled.
   scheduler.poke();
   await app.listen({ host: options.httpAddr.host, port: options.httpAddr.port });

@@ -7,6 +7,7 @@ import type { KvStore, WriteBatch } from '../store/kv.js';
 import { summarizeBatch, type BatchRecord } from './batch.js';
 import { PAYLOADS, PENDING, type PendingBatch, type TaskQueue } from './task-queue.js';
 import { isFinished, type TaskRecord } from './task.js';
+import { detached } from '../util/log-context.js';
 
 export interface ExecutorEvents {
   /** A batch finished: its tasks reached a final status. */
@@ -55,7 +56,8 @@ export class Executor extends EventEmitter<ExecutorEvents> {
   kick(): void {
     if (this.running || this.halted) return;
     this.running = true;
-    setImmediate(() => void this.loop());
+    // Batches hold many clients' tasks: their log lines belong to no single request.
+    detached(() => setImmediate(() => void this.loop()));
   }
 
   get busy(): boolean {

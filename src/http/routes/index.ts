@@ -6,6 +6,7 @@ import { documentRoutes } from './documents.js';
 import { taskRoutes } from './tasks.js';
 import { settingsRoutes } from './settings.js';
 import { experimentalFeatureRoutes } from './experimental-features.js';
+import { metricsRoutes } from './metrics.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
@@ -14,4 +15,5 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   taskRoutes(app, ctx);
   settingsRoutes(app, ctx);
   experimentalFeatureRoutes(app, ctx);
+  metricsRoutes(app, ctx);
 }

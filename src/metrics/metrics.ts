@@ -1,0 +1,184 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { VERSION } from '../version.js';
+
+/** Every metric this server exports starts with it, process metrics included. */
+export const METRIC_PREFIX = 'trine_';
+
+let processRegistry: Registry | null = null;
+
+/**
+ * Process metrics (CPU, RSS, heap, GC, event-loop lag, open files) describe the process, not a
+ * node: tests run several nodes in one process, and prom-client's collectors install observers
+ * that are never removed, so they are registered once per process and shared.
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: METRIC_PREFIX, eventLoopMonitoringPrecision: 10 });
+  }
+  return processRegistry;
+}
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+// Tasks range from a millisecond (an empty settings update) to many minutes (a large re-index).
+const TASK_BUCKETS = [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
+
+/** Labels that hold an index uid; their series are dropped when the index goes away. */
+type IndexLabelled = { remove(labels: { index: string }): void };
+
+/**
+ * The instruments of one node. Counters and histograms are updated where things happen; gauges
+ * that mirror state are filled in when scraped (see `sources.ts`), so they cost nothing between
+ * scrapes and are never stale.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly nodeInfo = this.gauge('node_info', 'Always 1; labels name the node and its version', ['node_id', 'version']);
+
+  // HTTP. `route` is the route's URL template (or "unmatched"), never the raw URL.
+  readonly httpRequests = this.counter('http_requests_total', 'HTTP requests answered', ['method', 'route', 'status']);
+  readonly httpDuration = new Histogram({
+    name: `${METRIC_PREFIX}http_request_duration_seconds`,
+    help: 'Time from receiving an HTTP request to finishing its response',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly httpInFlight = this.gauge('http_requests_in_flight', 'HTTP requests being answered', []);
+
+  // Search.
+  readonly searchDuration = new Histogram({
+    name: `${METRIC_PREFIX}search_duration_seconds`,
+    help: 'Time to answer a search on an existing index, by index uid',
+    labelNames: ['index'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  // Indexes.
+  readonly indexDocuments = this.gauge('index_documents', 'Documents stored in the index', ['index']);
+  readonly indexSize = this.gauge('index_size_bytes', 'Approximate size on disk of the index', ['index']);
+  readonly databaseSize = this.gauge('database_size_bytes', 'Size on disk of the node\'s database', []);
+  readonly documentsIndexed = this.counter('documents_indexed_total', 'Documents added or updated by succeeded tasks', ['index']);
+  readonly documentsDeleted = this.counter('documents_deleted_total', 'Documents deleted by succeeded tasks', ['index']);
+
+  // Tasks.
+  readonly tasks = this.gauge('tasks', 'Tasks held by the node, by type and status', ['type', 'status']);
+  readonly tasksEnqueued = this.counter('tasks_enqueued_total', 'Tasks registered in the log and applied by this node', ['type']);
+  readonly tasksFinished = this.counter('tasks_finished_total', 'Tasks that reached a final status on this node', ['type', 'status']);
+  readonly taskDuration = new Histogram({
+    name: `${METRIC_PREFIX}task_duration_seconds`,
+    help: 'Processing time of succeeded and failed tasks (the time of the batch that held them)',
+    labelNames: ['type'] as const,
+    buckets: TASK_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly taskWait = new Histogram({
+    name: `${METRIC_PREFIX}task_wait_seconds`,
+    help: 'Time tasks waited in the queue, from enqueuedAt to startedAt',
+    labelNames: ['type'] as const,
+    buckets: TASK_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly batchDuration = new Histogram({
+    name: `${METRIC_PREFIX}batch_duration_seconds`,
+    help: 'Processing time of batches',
+    buckets: TASK_BUCKETS,
+    registers: [this.registry],
+  });
+
+  // Raft.
+  readonly raftRole = this.gauge('raft_role', '1 for the role this node has now, 0 for the others', ['role']);
+  readonly raftTerm = this.gauge('raft_term', 'Current Raft term', []);
+  readonly raftCommitIndex = this.gauge('raft_commit_index', 'Highest log index known to be committed', []);
+  readonly raftAppliedIndex = this.gauge('raft_applied_index', 'Highest log index applied to this node\'s state', []);
+  readonly raftLastIndex = this.gauge('raft_last_index', 'Last index of this node\'s log', []);
+  readonly raftLag = this.gauge(
+    'raft_replication_lag_entries',
+    'Log entries a follower lacks, as the leader sees it (exported by the leader only)',
+    ['peer'],
+  );
+  readonly raftLeaderChanges = this.counter('raft_leader_changes_total', 'Times this node saw a new leader', []);
+  readonly raftElections = this.counter('raft_elections_total', 'Elections this node started as a candidate', []);
+  readonly raftAppendEntries = new Histogram({
+    name: `${METRIC_PREFIX}raft_append_entries_duration_seconds`,
+    help: 'Round trip of a batch of Raft messages (AppendEntries, heartbeats, votes) sent to a peer',
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly snapshotsSent = this.counter('raft_snapshots_sent_total', 'Snapshots streamed to followers, by outcome', ['result']);
+  readonly snapshotsInstalled = this.counter('raft_snapshots_installed_total', 'Snapshots from the leader installed on this node', []);
+
+  // gRPC, client side: every call this node made to another.
+  readonly grpcCalls = this.counter('grpc_client_calls_total', 'gRPC calls to other nodes, by method and status code', ['method', 'code']);
+  readonly grpcDuration = new Histogram({
+    name: `${METRIC_PREFIX}grpc_client_call_duration_seconds`,
+    help: 'Duration of gRPC calls to other nodes',
+    labelNames: ['method'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  private readonly indexLabelled: IndexLabelled[] = [this.searchDuration, this.documentsIndexed, this.documentsDeleted];
+  private readonly seenIndexes = new Set<string>();
+  /** Whether an index uid may become a label value: only existing indexes, so the set stays bounded. */
+  indexExists: (uid: string) => boolean = () => false;
+
+  constructor(nodeId: string) {
+    this.nodeInfo.set({ node_id: nodeId, version: VERSION.pkgVersion }, 1);
+    for (const result of ['ok', 'failed']) this.snapshotsSent.inc({ result }, 0);
+    processMetrics();
+  }
+
+  private counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {
+    return new Counter({ name: `${METRIC_PREFIX}${name}`, help, labelNames, registers: [this.registry] });
+  }
+
+  private gauge<L extends string>(name: string, help: string, labelNames: L[]): Gauge<L> {
+    return new Gauge({ name: `${METRIC_PREFIX}${name}`, help, labelNames, registers: [this.registry] });
+  }
+
+  /** Records one search's latency; searches on an index that does not exist are not recorded. */
+  observeSearch(index: string, seconds: number): void {
+    if (!this.indexExists(index)) return;
+    this.seenIndexes.add(index);
+    this.searchDuration.observe({ index }, seconds);
+  }
+
+  /** Starts timing a search; call the returned function once the answer is ready. */
+  searchTimer(index: string): () => void {
+    const started = process.hrtime.bigint();
+    return () => this.observeSearch(index, Number(process.hrtime.bigint() - started) / 1e9);
+  }
+
+  /** Counts documents written by a task into an existing index. */
+  countDocuments(kind: 'indexed' | 'deleted', index: string, n: number): void {
+    if (n <= 0 || !this.indexExists(index)) return;
+    this.seenIndexes.add(index);
+    (kind === 'indexed' ? this.documentsIndexed : this.documentsDeleted).inc({ index }, n);
+  }
+
+  /** Drops the series of indexes that no longer exist (deleted or renamed). */
+  pruneIndexes(): void {
+    for (const index of [...this.seenIndexes]) {
+      if (this.indexExists(index)) continue;
+      this.seenIndexes.delete(index);
+      for (const m of this.indexLabelled) m.remove({ index });
+    }
+  }
+
+  /** One outgoing gRPC call, as reported by the transport. */
+  observeGrpcCall(method: string, code: string, seconds: number): void {
+    this.grpcCalls.inc({ method, code });
+    this.grpcDuration.observe({ method }, seconds);
+    if (method === 'Send') this.raftAppendEntries.observe(seconds);
+    if (method === 'InstallSnapshot') this.snapshotsSent.inc({ result: code === 'OK' ? 'ok' : 'failed' });
+  }
+
+  /** The text exposition of this node's metrics followed by the process's. */
+  async expose(): Promise<{ contentType: string; body: string }> {
+    const [node, proc] = await Promise.all([this.registry.metrics(), processMetrics().metrics()]);
+    return { contentType: this.registry.contentType, body: `${node}\n${proc}` };
+  }
+}
