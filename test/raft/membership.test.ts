@@ -3,6 +3,8 @@
 
 import { describe, expect, it } from 'vitest';
 import {
+  MemoryStorage,
+  RawNode,
   applyConfChange,
   decodeConfChange,
   encodeConfChange,
@@ -169,6 +171,27 @@ describe('membership changes', () => {
     n2.restart();
     expect(n2.rn.confState()).toEqual({ voters: ['n1', 'n2', 'n3'], learners: ['n4'] });
     expect(n2.rn.hasReady()).toBe(false);
+  });
+
+  it('does not campaign while a committed membership change waits to be applied', () => {
+    const storage = new MemoryStorage();
+    const rn = new RawNode({ id: 'b', storage });
+    rn.bootstrap(['a', 'b', 'c']);
+    let rd = rn.ready();
+    storage.append(rd.entries);
+    rn.advance();
+    const cc = { index: 4, term: 2, type: 'confChange' as const, data: encodeConfChange({ type: 'removeNode', nodeId: 'c' }) };
+    rn.step({ type: 'app', from: 'a', to: 'b', term: 2, prevIndex: 3, prevTerm: 1, entries: [cc], commit: 4 });
+    rd = rn.ready();
+    expect(rd.committedEntries).toEqual([cc]);
+    // Not yet applied: its old configuration is known to be stale.
+    rn.campaign();
+    expect(rn.status().role).toBe('follower');
+    storage.append(rd.entries);
+    rn.advance();
+    expect(rn.confState().voters).toEqual(['a', 'b']);
+    rn.campaign();
+    expect(rn.status().role).toBe('preCandidate');
   });
 
   it('encodes changes compactly and applies them purely', () => {
