@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyError } from 'fastify';
 import compress from '@fastify/compress';
+import { authHook, logSafeRequest } from '../auth/request-auth.js';
 import { ApiError, errorBody } from '../errors/api-error.js';
 import { instrumentHttp } from '../metrics/sources.js';
 import { runWithLogger } from '../util/log-context.js';
@@ -46,7 +47,13 @@ export interface AppOptions {
 export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<FastifyInstance> {
   const limit = ctx.options.httpPayloadSizeLimit;
   const app = Fastify({
-    logger: { level: PINO_LEVEL[ctx.options.logLevel] ?? 'info', ...(opts.logStream ? { stream: opts.logStream } : {}) },
+    logger: {
+      level: PINO_LEVEL[ctx.options.logLevel] ?? 'info',
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
+      // Keys and tokens never reach the logs: not in a logged URL, nor in headers if any are logged.
+      serializers: { req: logSafeRequest },
+      redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    },
     bodyLimit: limit,
     genReqId: () => uuidv7(),
     requestIdLogLabel: 'requestId',
@@ -83,6 +90,10 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     }
     return undefined;
   });
+
+  // Every route but `/` and `/health` checks the bearer token against the action it declares,
+  // before its body is read.
+  app.addHook('onRequest', authHook(ctx.keys));
 
   app.setErrorHandler((err: FastifyError | ApiError, req, reply) => {
     const api = err instanceof ApiError ? err : fromFastifyError(err, limit, req.headers['content-type']);

@@ -1,4 +1,5 @@
 import type { Options } from '../config/options.js';
+import type { KeyStore } from '../auth/key-store.js';
 import type { Engine } from '../engine/engine.js';
 import type { ExperimentalFeatures } from '../features/experimental-features.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -18,6 +19,8 @@ export interface AppContext {
   metrics: Metrics;
   /** Runtime experimental features (changed through the log). */
   features: ExperimentalFeatures;
+  /** API keys (changed through the log); requests are checked against them in `auth/request-auth.ts`. */
+  keys: KeyStore;
   /** Proposes a task; resolves with the registered task once it is durable. */
   enqueue(spec: TaskSpec, payload?: Buffer): Promise<TaskRecord>;
   /** Applies a node-wide change through the log (see `ConfigHandler`); throws the handler's ApiError. */

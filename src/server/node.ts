@@ -13,6 +13,7 @@ import { TaskStateMachine, type ConfigHandler } from '../tasks/state-machine.js'
 import type { KvStore } from '../store/kv.js';
 import { ApiError } from '../errors/api-error.js';
 import { ExperimentalFeatures } from '../features/experimental-features.js';
+import { ensureDefaultKeys, KeyStore } from '../auth/key-store.js';
 import { Metrics } from '../metrics/metrics.js';
 import { connectEngine, connectRaft, connectSoftState, connectTasks, countEnqueued } from '../metrics/sources.js';
 import { loggerOr, type ContextLogger } from '../util/log-context.js';
@@ -44,6 +45,8 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   // Node-wide state kept through the log registers here, before anything is applied.
   const features = new ExperimentalFeatures();
   sm.register(ExperimentalFeatures.COMMAND, features);
+  const keys = new KeyStore(options.masterKey);
+  sm.register(KeyStore.COMMAND, keys);
   for (const [name, handler] of deps.configHandlers?.(store) ?? []) sm.register(name, handler);
   await sm.loadHandlers(store);
 
@@ -110,6 +113,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     replicator,
     features,
     metrics,
+    keys,
     startedAt: Date.now(),
     async enqueue(spec, payload) {
       const r = await replicator.propose({ kind: 'enqueue', enqueuedAt: Date.now(), spec, ...(payload ? { payload } : {}) });
@@ -148,6 +152,20 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   connectSoftState(metrics, replicator.driver);
   // Batches decided before a restart run again; tasks enqueued before it get scheduled.
   scheduler.poke();
+  let closing = false;
+  const defaultKeys = ensureDefaultKeys(keys, {
+    isLeader: () => replicator.isLeader(),
+    configure: (name, op) => ctx.configure(name, op),
+    stopped: () => closing,
+    onError: (e) => log.warn({ err: e }, 'could not create the default API keys yet'),
+  });
+  // A node alone soon leads, and then serves its default keys from the first request; a node
+  // joining others gets them through the log, and waits for them no longer than for a write.
+  if (options.peers.length === 0) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([defaultKeys, new Promise((r) => (timer = setTimeout(r, 10_000)))]);
+    clearTimeout(timer);
+  }
   await app.listen({ host: options.httpAddr.host, port: options.httpAddr.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : options.httpAddr.port;
@@ -158,6 +176,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     ctx,
     url: `http://${host}:${port}`,
     async close() {
+      closing = true;
       await app!.close();
       await replicator.stop();
       while (executor.busy) await new Promise((r) => setTimeout(r, 10));

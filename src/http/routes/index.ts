@@ -7,6 +7,7 @@ import { taskRoutes } from './tasks.js';
 import { settingsRoutes } from './settings.js';
 import { experimentalFeatureRoutes } from './experimental-features.js';
 import { metricsRoutes } from './metrics.js';
+import { keyRoutes } from './keys.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
@@ -16,4 +17,5 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   settingsRoutes(app, ctx);
   experimentalFeatureRoutes(app, ctx);
   metricsRoutes(app, ctx);
+  keyRoutes(app, ctx);
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { assertIndexAuthorized, indexVisibility } from '../../auth/request-auth.js';
 import { ApiError } from '../../errors/api-error.js';
 import { assertIndexUid } from '../../engine/index-uid.js';
 import { taskSummary } from '../../tasks/task.js';
@@ -86,7 +87,8 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
       const q = listQuery.validate(queryRecord(req), 'query');
       const offset = q.offset ?? 0;
       const lim = q.limit ?? 20;
-      const all = ctx.engine.listIndexes();
+      const visible = indexVisibility(req);
+      const all = ctx.engine.listIndexes().filter((h) => !visible || visible(h.uid));
       return {
         results: all.slice(offset, offset + lim).map((h) => indexView(ctx, h.uid)),
         offset,
@@ -108,6 +110,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (req) => {
       const q = writeQuery.validate(queryRecord(req), 'query');
       const body = createBody.validate(jsonBody(req, limit), 'json');
+      assertIndexAuthorized(req, body.uid);
       const primaryKey = body.primaryKey ?? null;
       const task = await ctx.enqueue({
         type: 'indexCreation',
@@ -143,6 +146,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
       const uid = indexUidParam(req);
       const q = writeQuery.validate(queryRecord(req), 'query');
       const body = updateBody.validate(jsonBody(req, limit), 'json');
+      if (body.uid !== undefined) assertIndexAuthorized(req, body.uid);
       const details: Record<string, unknown> = { primaryKey: body.primaryKey ?? null };
       if (body.uid !== undefined && body.uid !== uid) {
         details['oldIndexUid'] = uid;
@@ -214,6 +218,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
           );
         }
         sw.indexes.forEach((u, j) => assertIndexUid(u, `[${i}].indexes[${j}]`));
+        sw.indexes.forEach((u) => assertIndexAuthorized(req, u));
         for (const u of sw.indexes) {
           if (seen.has(u)) {
             throw new ApiError(

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { indexVisibility } from '../../auth/request-auth.js';
 import { rfc3339 } from '../../util/time.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
@@ -61,7 +62,8 @@ export function rootRoutes(app: FastifyInstance, ctx: AppContext): void {
       const q = statsQuery.validate(queryRecord(req), 'query');
       const databaseSize = await ctx.engine.store.diskSize();
       const indexes: Record<string, unknown> = {};
-      for (const h of ctx.engine.listIndexes()) indexes[h.uid] = await indexStats(ctx, h.uid);
+      const visible = indexVisibility(req);
+      for (const h of ctx.engine.listIndexes()) if (!visible || visible(h.uid)) indexes[h.uid] = await indexStats(ctx, h.uid);
       const fmt = (n: number) => (q.sizeFormat === 'human' ? human(n) : n);
       const lastUpdate = ctx.engine.lastUpdate;
       return {

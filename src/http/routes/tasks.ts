@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { indexVisibility } from '../../auth/request-auth.js';
 import { ApiError } from '../../errors/api-error.js';
 import { batchView } from '../../tasks/batch.js';
 import { FILTER_PARAMS, LIST_PARAMS, matchesTask, parseTaskFilter, type TaskFilter } from '../../tasks/task-filter.js';
@@ -66,6 +67,15 @@ function originalFilter(req: FastifyRequest): string {
 
 export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
   const filtered = (f: TaskFilter): TaskRecord[] => [...ctx.queue.tasks.values()].filter((t) => matchesTask(t, f));
+  // A key limited to some indexes sees only their tasks (and those of no index), as the reference filters them.
+  const taskVisibility = (req: FastifyRequest): ((t: TaskRecord | undefined) => boolean) | null => {
+    const visible = indexVisibility(req);
+    return visible && ((t) => !!t && (t.indexUid === null || visible(t.indexUid)));
+  };
+  const batchVisible = (req: FastifyRequest, b: { taskUids: number[] }): boolean => {
+    const visible = taskVisibility(req);
+    return !visible || b.taskUids.some((u) => visible(ctx.queue.get(u)));
+  };
 
   route(app, {
     method: 'GET',
@@ -80,7 +90,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
       rejectUnknown(q, LIST_PARAMS);
       const paging = parsePaging(q, { limit: 'invalid_task_limit', from: 'invalid_task_from' });
       const f = parseTaskFilter(q);
-      const { page, total, from, next } = paginate(filtered(f), (t) => t.uid, paging);
+      const { page, total, from, next } = paginate(filtered(f).filter(taskVisibility(req) ?? (() => true)), (t) => t.uid, paging);
       return { results: page.map(taskView), total, limit: paging.limit, from, next };
     },
   });
@@ -98,7 +108,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
         throw new ApiError('invalid_task_uids', `Invalid value in parameter \`taskUid\`: could not parse \`${raw}\` as a positive integer`);
       }
       const t = ctx.queue.get(Number(raw));
-      if (!t) throw new ApiError('task_not_found', `Task \`${raw}\` not found.`);
+      if (!t || taskVisibility(req)?.(t) === false) throw new ApiError('task_not_found', `Task \`${raw}\` not found.`);
       return taskView(t);
     },
   });
@@ -167,6 +177,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
       const hasTaskFilter = Object.keys(taskFilter).length > 0;
       const batches = [...ctx.queue.batches.values()].filter((b) => {
         if (uids && !uids.includes(b.uid)) return false;
+        if (!batchVisible(req, b)) return false;
         if (!hasTaskFilter) return true;
         return b.taskUids.some((u) => {
           const t = ctx.queue.get(u);
@@ -192,7 +203,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
         throw new ApiError('invalid_batch_uids', `Invalid value in parameter \`batchUid\`: could not parse \`${raw}\` as a positive integer`);
       }
       const b = ctx.queue.batches.get(Number(raw));
-      if (!b) throw new ApiError('batch_not_found', `Batch \`${raw}\` not found.`);
+      if (!b || !batchVisible(req, b)) throw new ApiError('batch_not_found', `Batch \`${raw}\` not found.`);
       return batchView(b, () => b.taskUids.map((u) => ctx.queue.get(u)).filter((t): t is TaskRecord => !!t));
     },
   });
