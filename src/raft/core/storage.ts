@@ -101,9 +101,16 @@ export class MemoryStorage implements Storage {
       throw new StorageError('unavailable', `entries(${lo}, ${hi}): last index is ${this.lastIndex()}`);
     }
     if (lo >= hi) return [];
-    // Only the dummy entry left: nothing to return.
-    if (this.ents.length === 1) return [];
-    return limitSize(this.ents.slice(lo - offset, hi - offset), maxBytes);
+    // Find the cut before copying: a far-behind follower asks for the whole log.
+    const start = lo - offset;
+    const end = hi - offset;
+    let size = 0;
+    let j = start;
+    for (; j < end; j++) {
+      size += entrySize(this.ents[j]!);
+      if (size > maxBytes && j > start) break;
+    }
+    return this.ents.slice(start, j);
   }
 
   term(i: number): number {
