@@ -19,6 +19,14 @@ export interface Options {
   raftAddr: { host: string; port: number } | null;
   peers: PeerSpec[];
   clusterSecret: string | null;
+  /** Raft address of a running member to join through (a new node that is not in --peers). */
+  join: string | null;
+  /** PEM files for node-to-node TLS (all three or none). */
+  raftTls: { cert: string; key: string; ca: string } | null;
+  /** Applied entries between two snapshots of the Raft log. */
+  raftSnapshotThreshold: number;
+  /** How long a write may wait for a leader and a quorum before failing with `no_leader`. */
+  writeTimeoutMs: number;
   dumpDir: string;
   snapshotDir: string;
 }
@@ -45,6 +53,12 @@ export const FLAGS: FlagDef[] = [
   { name: 'raft-addr', help: 'Address for node-to-node gRPC traffic (host:port); cluster mode only' },
   { name: 'peers', help: 'Cluster members as id=host:port,id=host:port (this node included); none = single node' },
   { name: 'cluster-secret', help: 'Shared secret every node-to-node call must carry' },
+  { name: 'join', help: 'Raft address (host:port) of a running member: join that cluster as a new node' },
+  { name: 'raft-tls-cert', help: 'PEM certificate of this node for node-to-node TLS' },
+  { name: 'raft-tls-key', help: 'PEM private key of --raft-tls-cert' },
+  { name: 'raft-tls-ca', help: 'PEM CA bundle that signed every node\'s certificate' },
+  { name: 'raft-snapshot-threshold', help: 'Applied log entries between two snapshots (the log is compacted behind them)', default: '10000' },
+  { name: 'write-timeout', help: 'How long a write waits for a leader and a quorum before failing with no_leader, e.g. "10s"', default: '10s' },
   { name: 'dump-dir', help: 'Directory where dumps are written', default: './dumps' },
   { name: 'snapshot-dir', help: 'Directory where snapshots are written', default: './snapshots' },
 ];
@@ -69,6 +83,16 @@ function parseHostPort(flag: string, text: string): { host: string; port: number
   if (port > 65535) throw new OptionsError(`--${flag}: port ${port} is out of range (0-65535).`);
   const host = m[1].replace(/^\[(.*)\]$/, '$1');
   return { host, port };
+}
+
+/** `500ms`, `10s`, `2m` or a bare number of milliseconds. */
+function parseDuration(flag: string, text: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/.exec(text);
+  if (!m) throw new OptionsError(`--${flag}: expected a duration such as "500ms", "10s" or "1m", got \`${text}\`.`);
+  const n = Number(m[1]);
+  const ms = m[2] === 's' ? n * 1000 : m[2] === 'm' ? n * 60_000 : n;
+  if (ms < 1) throw new OptionsError(`--${flag}: the duration must be at least 1 ms.`);
+  return Math.round(ms);
 }
 
 function parsePeers(text: string): PeerSpec[] {
@@ -143,6 +167,21 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     const self = peers.find((p) => p.id === nodeId);
     if (!self) throw new OptionsError(`--peers must list this node (--node-id ${nodeId}).`);
   }
+  const join = get('join') ?? null;
+  if (join !== null) {
+    parseHostPort('join', join);
+    if (peers.length > 0) throw new OptionsError('--join and --peers exclude each other: a joining node learns the members from the cluster.');
+    if (!raftAddr) throw new OptionsError('--join needs --raft-addr: the address the other members will reach this node at.');
+  }
+  const tlsParts = (['raft-tls-cert', 'raft-tls-key', 'raft-tls-ca'] as const).map((n) => get(n));
+  const tlsSet = tlsParts.filter((v) => v !== undefined).length;
+  if (tlsSet !== 0 && tlsSet !== 3) {
+    throw new OptionsError('--raft-tls-cert, --raft-tls-key and --raft-tls-ca go together: give all three or none.');
+  }
+  const thresholdText = get('raft-snapshot-threshold')!;
+  if (!/^\d+$/.test(thresholdText) || Number(thresholdText) < 1) {
+    throw new OptionsError(`--raft-snapshot-threshold: expected a positive number of entries, got \`${thresholdText}\`.`);
+  }
   return {
     dbPath: get('db-path')!,
     httpAddr: parseHostPort('http-addr', get('http-addr')!),
@@ -154,6 +193,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     raftAddr,
     peers,
     clusterSecret: get('cluster-secret') ?? null,
+    join,
+    raftTls: tlsSet === 3 ? { cert: tlsParts[0]!, key: tlsParts[1]!, ca: tlsParts[2]! } : null,
+    raftSnapshotThreshold: Number(thresholdText),
+    writeTimeoutMs: parseDuration('write-timeout', get('write-timeout')!),
     dumpDir: get('dump-dir')!,
     snapshotDir: get('snapshot-dir')!,
   };

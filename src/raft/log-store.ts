@@ -111,12 +111,34 @@ export class RaftLogStore {
 
   /** After installing a snapshot from the leader: the log restarts right after it. */
   stageInstalledSnapshot(wb: WriteBatch, meta: SnapshotMeta): void {
+    RaftLogStore.stageInstalled(wb, meta, this.memory.hardState());
+  }
+
+  /**
+   * The same, for a node finishing an installation a crash interrupted (before the log store
+   * is opened). The stored commit is raised to the snapshot: the applied state now stands for
+   * `meta.index`, and a restart must never find applied beyond commit.
+   */
+  static stageInstalled(wb: WriteBatch, meta: SnapshotMeta, hard: HardState): void {
     wb.delPrefix(RAFT_LOG.prefix);
     wb.put(SNAP, JSON.stringify(meta));
+    wb.put(HARD, JSON.stringify({ ...hard, commit: Math.max(hard.commit, meta.index) }));
+  }
+
+  static async readHardState(store: KvStore): Promise<HardState> {
+    const b = await store.get(HARD);
+    return b ? (JSON.parse(b.toString()) as HardState) : { term: 0, vote: '', commit: 0 };
+  }
+
+  /** A node that must not vote again in a term it may have voted in before it lost its data. */
+  static stageHardState(wb: WriteBatch, hard: HardState): void {
+    wb.put(HARD, JSON.stringify(hard));
   }
 
   commitInstalledSnapshot(meta: SnapshotMeta): void {
     this.memory.applySnapshot({ meta, data: new Uint8Array(0) });
+    const hard = this.memory.hardState();
+    this.memory.setHardState({ ...hard, commit: Math.max(hard.commit, meta.index) });
     this.heldBytes = 0;
   }
 }

@@ -1,7 +1,17 @@
 import * as grpc from '@grpc/grpc-js';
-import { ClusterServiceClient, type ProposeResponse } from '../gen/trine/v1/cluster.js';
+import {
+  ClusterServiceClient,
+  type JoinRequest,
+  type JoinResponse,
+  type LeaveResponse,
+  type ProposeResponse,
+  type StatusResponse,
+  type TransferLeadershipResponse,
+} from '../gen/trine/v1/cluster.js';
 import type { ConfChange } from '../raft/core/index.js';
+import { RAFT_STATE } from '../raft/log-store.js';
 import { SECRET_HEADER } from '../raft/transport/grpc-transport.js';
+import type { KvReader, WriteBatch } from '../store/kv.js';
 import type { ApplyResult } from '../tasks/state-machine.js';
 import { decodeResult } from './raft-replicator.js';
 
@@ -10,22 +20,79 @@ export interface PeerSpec {
   addr: string;
 }
 
-/** Raised when a forwarded call may be retried (leader moved, peer unreachable). */
-export class RetryableError extends Error {
-  readonly retryable = true;
+/** The leader certainly did not append the command: retrying cannot create a duplicate. */
+export class NotAppendedError extends Error {}
+
+/**
+ * The call failed after the leader may have appended the command (connection lost mid-call,
+ * deadline): it may still commit, so a retry could register the task twice.
+ */
+export class AmbiguousError extends Error {}
+
+/** This node's own address book; local configuration, never part of the replicated state. */
+const ADDRESS_BOOK = RAFT_STATE.key('peers');
+
+/** What a membership change carries besides the node id. */
+export interface ConfChangeContext {
+  raftAddr?: string;
 }
 
-/** The members' Raft addresses and gRPC clients for forwarding writes to the leader. */
+export function encodeContext(ctx: ConfChangeContext): Buffer {
+  return Buffer.from(JSON.stringify(ctx));
+}
+
+function decodeContext(b: Uint8Array | undefined): ConfChangeContext {
+  if (!b || b.byteLength === 0) return {};
+  try {
+    return JSON.parse(Buffer.from(b).toString()) as ConfChangeContext;
+  } catch {
+    // a context this version does not understand carries no address
+    return {};
+  }
+}
+
+const CHANNEL_OPTIONS = {
+  'grpc.max_send_message_length': 512 * 1024 * 1024,
+  'grpc.max_receive_message_length': 512 * 1024 * 1024,
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1000,
+};
+
+/**
+ * The members' Raft addresses, and gRPC clients of their cluster service: forwarding writes
+ * to the leader, status, membership and leadership transfer. Addresses given on the command
+ * line are pinned: what the log says about a node's address does not override how this node
+ * was told to reach it (through a proxy, a tunnel or a different interface).
+ */
 export class ClusterPeers {
   private readonly addrs = new Map<string, string>();
+  private readonly pinned = new Set<string>();
   private readonly clients = new Map<string, ClusterServiceClient>();
-  secret: string | null = null;
 
   constructor(
     readonly self: string,
-    initial: PeerSpec[],
-  ) {
-    for (const p of initial) if (p.addr) this.addrs.set(p.id, p.addr);
+    private readonly secret: string | null,
+    private readonly credentials: () => grpc.ChannelCredentials,
+  ) {}
+
+  /** Addresses from the command line: they win over anything learnt later. */
+  pin(peers: PeerSpec[]): void {
+    for (const p of peers) {
+      this.setAddress(p.id, p.addr);
+      this.pinned.add(p.id);
+    }
+  }
+
+  async load(reader: KvReader): Promise<void> {
+    const b = await reader.get(ADDRESS_BOOK);
+    if (!b) return;
+    for (const [id, addr] of Object.entries(JSON.parse(b.toString()) as Record<string, string>)) {
+      if (!this.pinned.has(id)) this.setAddress(id, addr);
+    }
+  }
+
+  stage(wb: WriteBatch): void {
+    wb.put(ADDRESS_BOOK, JSON.stringify(Object.fromEntries(this.addrs)));
   }
 
   has(id: string): boolean {
@@ -43,42 +110,41 @@ export class ClusterPeers {
     return m;
   }
 
-  setAddress(id: string, addr: string): void {
-    if (this.addrs.get(id) === addr) return;
+  all(): PeerSpec[] {
+    return [...this.addrs].map(([id, addr]) => ({ id, addr }));
+  }
+
+  /** Returns whether the address changed. */
+  setAddress(id: string, addr: string): boolean {
+    if (!addr || this.addrs.get(id) === addr || (this.pinned.has(id) && this.addrs.has(id))) return false;
     this.addrs.set(id, addr);
-    this.clients.get(id)?.close();
-    this.clients.delete(id);
+    return true;
   }
 
-  applyConfChange(cc: ConfChange): void {
+  /** Records what a committed membership change says; returns whether the address book changed. */
+  applyConfChange(cc: ConfChange): boolean {
     if (cc.type === 'removeNode') {
-      this.addrs.delete(cc.nodeId);
-      this.clients.get(cc.nodeId)?.close();
-      this.clients.delete(cc.nodeId);
-      return;
+      if (cc.nodeId === this.self) return false;
+      this.pinned.delete(cc.nodeId);
+      return this.addrs.delete(cc.nodeId);
     }
-    if (cc.context && cc.context.byteLength > 0) {
-      try {
-        const ctx = JSON.parse(Buffer.from(cc.context).toString()) as { raftAddr?: string };
-        if (ctx.raftAddr) this.setAddress(cc.nodeId, ctx.raftAddr);
-      } catch {
-        // a context this version does not understand carries no address
-      }
-    }
+    const ctx = decodeContext(cc.context);
+    return ctx.raftAddr ? this.setAddress(cc.nodeId, ctx.raftAddr) : false;
   }
 
-  client(id: string): ClusterServiceClient {
-    let c = this.clients.get(id);
+  private client(addr: string): ClusterServiceClient {
+    let c = this.clients.get(addr);
     if (!c) {
-      const addr = this.addrs.get(id);
-      if (!addr) throw new RetryableError(`no address known for node ${id}`);
-      c = new ClusterServiceClient(addr, grpc.credentials.createInsecure(), {
-        'grpc.max_send_message_length': 512 * 1024 * 1024,
-        'grpc.max_receive_message_length': 512 * 1024 * 1024,
-      });
-      this.clients.set(id, c);
+      c = new ClusterServiceClient(addr, this.credentials(), CHANNEL_OPTIONS);
+      this.clients.set(addr, c);
     }
     return c;
+  }
+
+  private addressOf(id: string): string {
+    const addr = this.addrs.get(id);
+    if (!addr) throw new NotAppendedError(`no address known for node ${id}`);
+    return addr;
   }
 
   metadata(): grpc.Metadata {
@@ -87,31 +153,69 @@ export class ClusterPeers {
     return md;
   }
 
-  /** Sends an encoded command to the leader; resolves with its apply result and log index. */
-  forward(leader: string, command: Uint8Array, timeoutMs: number): Promise<{ index: number; result: ApplyResult }> {
-    const c = this.client(leader);
+  private unary<Res>(
+    addr: string,
+    timeoutMs: number,
+    call: (c: ClusterServiceClient, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: Res) => void) => void,
+  ): Promise<Res> {
+    const c = this.client(addr);
     return new Promise((resolve, reject) => {
-      c.propose(
-        { command: Buffer.from(command), timeoutMs },
-        this.metadata(),
-        { deadline: Date.now() + timeoutMs },
-        (err: grpc.ServiceError | null, res: ProposeResponse) => {
-          if (err) {
-            if (err.code === grpc.status.UNAUTHENTICATED) return reject(new Error(`the leader refused this node's cluster secret`));
-            return reject(new RetryableError(err.message));
-          }
-          try {
-            resolve({ index: res.index, result: decodeResult(res.resultJson, res.errorJson) });
-          } catch (e) {
-            reject(e);
-          }
-        },
-      );
+      call(c, this.metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => (err ? reject(err) : resolve(res)));
     });
+  }
+
+  /** Sends an encoded command to the leader; resolves with its apply result and log index. */
+  async forward(leader: string, command: Uint8Array, timeoutMs: number): Promise<{ index: number; result: ApplyResult }> {
+    let res: ProposeResponse;
+    try {
+      res = await this.unary<ProposeResponse>(this.addressOf(leader), timeoutMs, (c, md, o, cb) =>
+        c.propose({ command: Buffer.from(command), timeoutMs }, md, o, cb),
+      );
+    } catch (e) {
+      throw classify(e);
+    }
+    return { index: res.index, result: decodeResult(res.resultJson, res.errorJson) };
+  }
+
+  status(id: string, timeoutMs: number): Promise<StatusResponse> {
+    return this.unary<StatusResponse>(this.addressOf(id), timeoutMs, (c, md, o, cb) => c.status({}, md, o, cb));
+  }
+
+  /** Status of whoever listens at `addr` (a node not yet known by id). */
+  statusAt(addr: string, timeoutMs: number): Promise<StatusResponse> {
+    return this.unary<StatusResponse>(addr, timeoutMs, (c, md, o, cb) => c.status({}, md, o, cb));
+  }
+
+  joinVia(addr: string, req: JoinRequest, timeoutMs: number): Promise<JoinResponse> {
+    return this.unary<JoinResponse>(addr, timeoutMs, (c, md, o, cb) => c.join(req, md, o, cb));
+  }
+
+  leave(leader: string, nodeId: string, timeoutMs: number): Promise<LeaveResponse> {
+    return this.unary<LeaveResponse>(this.addressOf(leader), timeoutMs, (c, md, o, cb) => c.leave({ nodeId }, md, o, cb));
+  }
+
+  transferLeadership(leader: string, to: string, timeoutMs: number): Promise<TransferLeadershipResponse> {
+    return this.unary<TransferLeadershipResponse>(this.addressOf(leader), timeoutMs, (c, md, o, cb) =>
+      c.transferLeadership({ to, timeoutMs }, md, o, cb),
+    );
   }
 
   close(): void {
     for (const c of this.clients.values()) c.close();
     this.clients.clear();
   }
+}
+
+/** Sorts a failed forward into "safe to retry" and "may have been appended". */
+function classify(e: unknown): Error {
+  const err = e as grpc.ServiceError;
+  if (err.code === grpc.status.UNAUTHENTICATED) return new Error(`the leader refused this node's cluster secret`);
+  // The leader answered that it did not append (not the leader, transfer in progress,
+  // overwritten by a newer leader), or the call never reached a server.
+  if (err.code === grpc.status.FAILED_PRECONDITION || err.code === grpc.status.ABORTED) return new NotAppendedError(err.details);
+  if (err.code === grpc.status.UNAVAILABLE && /No connection established|ECONNREFUSED|connection refused/i.test(err.details ?? '')) {
+    return new NotAppendedError(err.details);
+  }
+  if (err instanceof NotAppendedError) return err;
+  return new AmbiguousError(err.details ?? String(e));
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join, dirname, basename } from 'node:path';
 import { ApiError, type ErrorBody } from '../errors/api-error.js';
 import type { Options } from '../config/options.js';
@@ -18,16 +19,19 @@ import {
 } from '../raft/core/index.js';
 import { RaftDriver, type RaftTransport } from '../raft/driver.js';
 import { RaftLogStore } from '../raft/log-store.js';
-import { GrpcTransport } from '../raft/transport/grpc-transport.js';
-import { ClusterPeers } from './cluster-peers.js';
+import { GrpcTransport, type TlsOptions } from '../raft/transport/grpc-transport.js';
+import { AmbiguousError, ClusterPeers, NotAppendedError } from './cluster-peers.js';
 import { registerClusterService } from './cluster-service.js';
+import { Membership } from './membership.js';
 import type { NodeStatus, Replicator } from './replicator.js';
 import {
   APPLIED_META,
   fileSnapshotSink,
+  finishInstall,
   installStateFile,
   pendingInstall,
   readAppliedMeta,
+  removeStaleSnapshotFiles,
   stateSnapshotSource,
 } from './state-snapshot.js';
 
@@ -43,13 +47,13 @@ export interface RaftReplicatorDeps {
   store: KvStore;
   sm: TaskStateMachine;
   onApplied(r: ApplyResult): void;
+  /** This node became leader (it must now decide batches) or stopped being it. */
+  onRoleChange?(leader: boolean): void;
   /** Halts processing before a snapshot replaces the applied state, and reloads everything after. */
   beforeInstall(): Promise<void>;
   afterInstall(): Promise<void>;
   log: ReplicatorLogger;
   tickMs?: number;
-  writeTimeoutMs?: number;
-  snapshotThreshold?: number;
   maxLogBytes?: number;
   onCall?(method: string, code: string, seconds: number): void;
 }
@@ -60,8 +64,11 @@ interface PendingProposal {
   reject(e: unknown): void;
 }
 
-/** A retry is safe: the entry was not committed at the index it was proposed at. */
-class Superseded extends Error {}
+/** The entry was not committed at the index it was proposed at: a retry is safe. */
+export class Superseded extends Error {}
+
+/** Appended, but not seen committed in time: it may still commit later. */
+export class ProposalTimeout extends Error {}
 
 export function noLeader(ms: number): ApiError {
   return new ApiError(
@@ -70,24 +77,37 @@ export function noLeader(ms: number): ApiError {
   );
 }
 
+/** A write whose fate is unknown: retrying blindly could register it twice. */
+function unconfirmed(ms: number, why: string): ApiError {
+  return new ApiError(
+    'no_leader',
+    `The cluster did not confirm the write within ${Math.round(ms / 1000)} s (${why}). It may still be applied: check \`GET /tasks\` before retrying.`,
+  );
+}
+
+const removedError = () =>
+  new ApiError('cluster_unavailable', 'This node was removed from the cluster and accepts no more writes. Send writes to a member.');
+
 /**
- * The task log on Raft. A single node is a Raft group of one with no transport: the same
- * code path. Followers forward proposals to the leader over gRPC and answer once they have
- * applied the entry themselves, so a client reads its own write on the node it wrote to.
+ * The task log on Raft. A single node is a Raft group of one: the same code path, with no
+ * transport unless it has a Raft address (then other nodes can join it). Followers forward
+ * proposals to the leader over gRPC and answer once they have applied the entry themselves,
+ * so a client reads its own write on the node it wrote to.
  */
 export class RaftReplicator implements Replicator {
   driver!: RaftDriver;
   logStore!: RaftLogStore;
   transport: GrpcTransport | null = null;
   peers!: ClusterPeers;
+  membership!: Membership;
+  removed = false;
   private readonly pending = new Map<number, PendingProposal>();
   private readonly appliedWaiters = new Set<() => void>();
   private confState: ConfState = { voters: [], learners: [] };
-  private appliedTerm = 0;
   readonly writeTimeoutMs: number;
 
-  constructor(private readonly d: RaftReplicatorDeps) {
-    this.writeTimeoutMs = d.writeTimeoutMs ?? 10_000;
+  constructor(readonly d: RaftReplicatorDeps) {
+    this.writeTimeoutMs = d.options.writeTimeoutMs;
   }
 
   get nodeId(): string {
@@ -98,74 +118,144 @@ export class RaftReplicator implements Replicator {
     return this.d.sm.queue.appliedIndex;
   }
 
+  get options(): Options {
+    return this.d.options;
+  }
+
+  /** Whether this node talks to others (or may, once they join it). */
+  get clustered(): boolean {
+    const o = this.d.options;
+    return o.peers.length > 0 || o.raftAddr !== null || o.join !== null;
+  }
+
+  get raftAddr(): string {
+    const o = this.d.options;
+    if (o.raftAddr) return `${o.raftAddr.host}:${o.raftAddr.port}`;
+    return o.peers.find((p) => p.id === o.nodeId)?.addr ?? '';
+  }
+
+  get httpAddr(): string {
+    const a = this.d.options.httpAddr;
+    return `${a.host}:${a.port}`;
+  }
+
+  private tls(): TlsOptions | null {
+    const t = this.d.options.raftTls;
+    return t ? { cert: readFileSync(t.cert), key: readFileSync(t.key), ca: readFileSync(t.ca) } : null;
+  }
+
   async start(): Promise<void> {
     const { options, store } = this.d;
+    const incoming = join(dirname(options.dbPath), `${basename(options.dbPath)}.incoming-snapshot`);
     const interrupted = await pendingInstall(store);
     if (interrupted) {
       this.d.log.warn({ file: interrupted }, 'finishing a snapshot installation interrupted by a crash');
-      await installStateFile(store, interrupted);
+      const meta = await installStateFile(store, interrupted);
+      const wb = store.batch();
+      RaftLogStore.stageInstalled(wb, meta, await RaftLogStore.readHardState(store));
+      await finishInstall(wb, interrupted);
       await this.d.afterInstall();
     }
+    removeStaleSnapshotFiles(incoming, null);
     this.logStore = await RaftLogStore.open(store);
     const meta = await readAppliedMeta(store);
     this.confState = meta.index > 0 ? meta.confState : this.logStore.memory.snapshotMeta().confState;
-    this.appliedTerm = meta.term;
-    const initial = options.peers.length > 0 ? options.peers : [{ id: options.nodeId, addr: options.raftAddr ? `${options.raftAddr.host}:${options.raftAddr.port}` : '' }];
-    this.peers = new ClusterPeers(options.nodeId, initial);
+
+    const tls = this.tls();
+    let transport: GrpcTransport | null = null;
+    this.peers = new ClusterPeers(options.nodeId, options.clusterSecret, () => transport!.credentials());
+    this.peers.pin(options.peers);
+    await this.peers.load(store);
+    if (this.raftAddr) this.peers.setAddress(options.nodeId, this.raftAddr);
+    this.membership = new Membership(this);
+
+    let bootstrap: string[] | null = null;
+    if (this.logStore.isEmpty()) {
+      if (options.peers.length > 0) {
+        // Construct the transport early: probing the others needs its credentials.
+        transport = this.makeTransport(tls, incoming);
+        const seen = await this.membership.probeExisting(options.peers.filter((p) => p.id !== options.nodeId));
+        if (seen) {
+          // The cluster exists and this node lost its data (or starts late): it must not found
+          // a second history, nor vote again in a term it may have voted in before.
+          this.d.log.warn({ term: seen.term }, 'the cluster already exists: joining it with an empty log');
+          const wb = store.batch();
+          const hard = { term: seen.term, vote: options.nodeId, commit: 0 };
+          RaftLogStore.stageHardState(wb, hard);
+          await wb.commit({ sync: true });
+          this.logStore.memory.setHardState(hard);
+        } else bootstrap = options.peers.map((p) => p.id);
+      } else if (options.join === null) bootstrap = [options.nodeId];
+    }
     const node = new RawNode({
       id: options.nodeId,
       storage: this.logStore.memory,
       applied: Math.max(meta.index, this.logStore.memory.snapshotMeta().index),
       electionTick: 10,
       heartbeatTick: 1,
-      snapshotThreshold: this.d.snapshotThreshold ?? 10_000,
+      snapshotThreshold: options.raftSnapshotThreshold,
+      // Keep a margin of entries behind each snapshot for slightly late followers, but never
+      // more than half the threshold, so that a small threshold really compacts.
+      compactionMargin: Math.min(1_000, Math.floor(options.raftSnapshotThreshold / 2)),
     });
-    if (this.logStore.isEmpty()) node.bootstrap(initial.map((p) => p.id));
+    if (bootstrap) node.bootstrap(bootstrap);
 
-    let transport: RaftTransport = { send() {} };
-    if (options.peers.length > 0) {
-      const incoming = join(dirname(options.dbPath), `${basename(options.dbPath)}.incoming-snapshot`);
-      this.transport = new GrpcTransport({
-        self: options.nodeId,
-        peers: this.peers.raftAddresses(),
-        secret: options.clusterSecret,
-        tls: null,
-        onMessage: (m) => this.driver.step(m),
-        onUnreachable: (id) => this.driver.reportUnreachable(id),
-        onSnapshotSent: (id, ok) => this.driver.reportSnapshot(id, ok),
-        snapshotSource: stateSnapshotSource(store),
-        snapshotSink: fileSnapshotSink(incoming),
-        log: this.d.log,
-        ...(this.d.onCall ? { onCall: this.d.onCall } : {}),
-      });
-      transport = this.transport;
-      this.peers.secret = options.clusterSecret;
-      registerClusterService(this, `${options.httpAddr.host}:${options.httpAddr.port}`);
-      const self = this.peers.raftAddress(options.nodeId)!;
-      const listen = options.raftAddr ? `${options.raftAddr.host}:${options.raftAddr.port}` : self;
-      await this.transport.listen(listen);
+    if (this.clustered) {
+      transport ??= this.makeTransport(tls, incoming);
+      this.transport = transport;
+      registerClusterService(this, this.httpAddr);
+      await transport.listen(this.raftAddr);
     }
     this.driver = new RaftDriver(
       node,
       store,
       this.logStore,
-      transport,
+      this.transport ?? ({ send() {} } satisfies RaftTransport),
       { apply: (ents) => this.apply(ents), installSnapshot: (s) => this.install(s) },
       { tickMs: this.d.tickMs ?? 100, maxLogBytes: this.d.maxLogBytes ?? 512 * 1024 * 1024 },
     );
     this.driver.on('error', (e) => this.d.log.error({ err: e }, 'raft driver error'));
-    this.driver.on('softState', (s) => this.d.log.info({ role: s.role, leader: s.lead || null }, 'raft role changed'));
+    this.driver.on('softState', (s) => {
+      this.d.log.info({ role: s.role, leader: s.lead || null }, 'raft role changed');
+      this.d.onRoleChange?.(s.role === 'leader');
+    });
     this.driver.start();
     // A group of one need not wait for an election timeout to elect itself.
-    if (options.peers.length === 0) this.driver.campaign();
+    const voters = node.confState().voters;
+    if (voters.length === 1 && voters[0] === options.nodeId) this.driver.campaign();
+    if (options.join !== null && this.logStore.isEmpty()) await this.membership.join(options.join);
+    this.membership.start();
+  }
+
+  private makeTransport(tls: TlsOptions | null, incoming: string): GrpcTransport {
+    const { options, store } = this.d;
+    return new GrpcTransport({
+      self: options.nodeId,
+      peers: this.peers.raftAddresses(),
+      secret: options.clusterSecret,
+      tls,
+      onMessage: (m) => this.driver?.step(m),
+      onUnreachable: (id) => this.driver?.reportUnreachable(id),
+      onSnapshotSent: (id, ok) => this.driver?.reportSnapshot(id, ok),
+      snapshotSource: stateSnapshotSource(store),
+      snapshotSink: fileSnapshotSink(incoming),
+      log: this.d.log,
+      ...(this.d.onCall ? { onCall: this.d.onCall } : {}),
+    });
   }
 
   async stop(): Promise<void> {
+    this.membership?.stop();
     await this.driver?.stop();
     await this.transport?.close();
     this.peers?.close();
-    for (const p of this.pending.values()) p.reject(noLeader(0));
+    for (const p of this.pending.values()) p.reject(new NotAppendedError('the node is stopping'));
     this.pending.clear();
+  }
+
+  /** Hands leadership over before a planned stop, so that writes pause for a moment only. */
+  async prepareShutdown(timeoutMs = 3000): Promise<void> {
+    await this.membership?.handOver(timeoutMs);
   }
 
   isLeader(): boolean {
@@ -176,16 +266,26 @@ export class RaftReplicator implements Replicator {
     return this.driver?.soft.lead || null;
   }
 
+  currentConfState(): ConfState {
+    return this.confState;
+  }
+
   private async apply(entries: Entry[]): Promise<void> {
     for (const e of entries) {
       let cmd: Command = { kind: 'noop' };
+      let addressesChanged = false;
       if (e.type === 'confChange') {
         const cc = decodeConfChange(e.data);
         this.confState = applyConfChange(this.confState, cc);
-        this.peers.applyConfChange(cc);
-        if (this.transport) {
-          const addr = this.peers.raftAddress(cc.nodeId);
-          this.transport.setPeer(cc.nodeId, cc.type === 'removeNode' ? null : (addr ?? null));
+        addressesChanged = this.peers.applyConfChange(cc);
+        if (cc.type === 'removeNode' && cc.nodeId === this.nodeId) {
+          this.removed = true;
+          this.d.log.warn({ index: e.index }, 'this node was removed from the cluster');
+        }
+        // Only a removal or a new address touches the transport: the bootstrap entries carry
+        // no address, and a node that joined knows the members' addresses from its join.
+        if (this.transport && cc.nodeId !== this.nodeId && (cc.type === 'removeNode' || addressesChanged)) {
+          this.transport.setPeer(cc.nodeId, cc.type === 'removeNode' ? null : (this.peers.raftAddress(cc.nodeId) ?? null));
         }
       } else if (e.data.byteLength > 0) {
         cmd = decodeCommand(e.data);
@@ -193,9 +293,11 @@ export class RaftReplicator implements Replicator {
       const meta: SnapshotMeta = { index: e.index, term: e.term, confState: this.confState };
       const result = await this.d.sm.apply(e.index, cmd, {
         sync: false,
-        extra: (wb) => wb.put(APPLIED_META, JSON.stringify(meta)),
+        extra: (wb) => {
+          wb.put(APPLIED_META, JSON.stringify(meta));
+          if (addressesChanged) this.peers.stage(wb);
+        },
       });
-      this.appliedTerm = e.term;
       const p = this.pending.get(e.index);
       if (p) {
         this.pending.delete(e.index);
@@ -204,6 +306,10 @@ export class RaftReplicator implements Replicator {
       }
       if (cmd.kind !== 'noop') this.d.onApplied(result);
     }
+    this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
     for (const w of [...this.appliedWaiters]) w();
   }
 
@@ -214,30 +320,29 @@ export class RaftReplicator implements Replicator {
     await installStateFile(this.d.store, path);
     const wb = this.d.store.batch();
     this.logStore.stageInstalledSnapshot(wb, s.meta);
-    await wb.commit({ sync: true });
+    await finishInstall(wb, path);
     this.logStore.commitInstalledSnapshot(s.meta);
     this.confState = s.meta.confState;
-    this.appliedTerm = s.meta.term;
     for (const [index, p] of this.pending) {
       if (index <= s.meta.index) {
         this.pending.delete(index);
-        p.reject(new Superseded());
+        // Skipped over, not seen: whether it committed there is unknown.
+        p.reject(new ProposalTimeout('replaced by a snapshot'));
       }
     }
     await this.d.afterInstall();
-    for (const w of [...this.appliedWaiters]) w();
+    this.wakeWaiters();
   }
 
-  /** Resolves once this node has applied `index`, or false after `timeoutMs`. */
-  waitApplied(index: number, timeoutMs: number): Promise<boolean> {
-    if (this.appliedIndex >= index) return Promise.resolve(true);
+  /** Resolves true once `pred()` holds (checked after every applied entry), false after `timeoutMs`. */
+  waitUntil(pred: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (pred()) return Promise.resolve(true);
     return new Promise((resolve) => {
       const check = () => {
-        if (this.appliedIndex >= index) {
-          clearTimeout(timer);
-          this.appliedWaiters.delete(check);
-          resolve(true);
-        }
+        if (!pred()) return;
+        clearTimeout(timer);
+        this.appliedWaiters.delete(check);
+        resolve(true);
       };
       const timer = setTimeout(() => {
         this.appliedWaiters.delete(check);
@@ -247,33 +352,55 @@ export class RaftReplicator implements Replicator {
     });
   }
 
-  /** Proposes on this node, which must lead. Resolves once applied here. */
-  proposeLocal(data: Uint8Array): Promise<{ index: number; result: ApplyResult }> {
-    const { index, term } = this.driver.propose(data);
-    return new Promise((resolve, reject) => this.pending.set(index, { term, resolve, reject }));
+  waitApplied(index: number, timeoutMs: number): Promise<boolean> {
+    return this.waitUntil(() => this.appliedIndex >= index, timeoutMs);
   }
 
-  proposeConfChange(cc: ConfChange): Promise<{ index: number; result: ApplyResult }> {
-    const { index, term } = this.driver.proposeConfChange(cc);
-    return new Promise((resolve, reject) => this.pending.set(index, { term, resolve, reject }));
+  private track(pos: { index: number; term: number }, timeoutMs: number): Promise<{ index: number; result: ApplyResult }> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (this.pending.get(pos.index) !== entry) return;
+        this.pending.delete(pos.index);
+        reject(new ProposalTimeout(`entry ${pos.index} not committed in time`));
+      }, Math.max(1, timeoutMs));
+      const entry: PendingProposal = {
+        term: pos.term,
+        resolve: (r) => (clearTimeout(timer), resolve(r)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      };
+      this.pending.set(pos.index, entry);
+    });
+  }
+
+  /** Proposes on this node, which must lead. Resolves once applied here. */
+  proposeLocal(data: Uint8Array, timeoutMs: number): Promise<{ index: number; result: ApplyResult }> {
+    return this.track(this.driver.propose(data), timeoutMs);
+  }
+
+  proposeConfChange(cc: ConfChange, timeoutMs: number): Promise<{ index: number; result: ApplyResult }> {
+    return this.track(this.driver.proposeConfChange(cc), timeoutMs);
   }
 
   async propose(cmd: Command): Promise<ApplyResult> {
+    if (this.removed) throw removedError();
     const data = encodeCommand(cmd);
     const deadline = Date.now() + this.writeTimeoutMs;
     for (;;) {
+      const left = Math.max(1, deadline - Date.now());
       try {
-        if (this.isLeader()) return (await this.proposeLocal(data)).result;
+        if (this.isLeader()) return (await this.proposeLocal(data, left)).result;
         const leader = this.leaderId();
         if (leader && leader !== this.nodeId && this.peers.has(leader)) {
-          const { index, result } = await this.peers.forward(leader, data, Math.max(100, deadline - Date.now()));
+          const { index, result } = await this.peers.forward(leader, data, left);
           // Answer only once this node has the entry too, so the client can read it here.
           await this.waitApplied(index, Math.max(100, deadline - Date.now()));
           return result;
         }
       } catch (e) {
-        if (e instanceof ApiError && e.code !== 'no_leader') throw e;
-        if (!(e instanceof Superseded || e instanceof ProposalError || e instanceof ApiError || isRetryable(e))) throw e;
+        if (e instanceof ProposalTimeout) throw unconfirmed(this.writeTimeoutMs, e.message);
+        if (e instanceof AmbiguousError) throw unconfirmed(this.writeTimeoutMs, `the leader did not answer: ${e.message}`);
+        // Not appended anywhere: retrying cannot create a duplicate.
+        if (!(e instanceof Superseded || e instanceof ProposalError || e instanceof NotAppendedError)) throw e;
         this.d.log.debug({ err: (e as Error).message }, 'retrying a proposal');
       }
       if (Date.now() >= deadline) throw noLeader(this.writeTimeoutMs);
@@ -283,58 +410,33 @@ export class RaftReplicator implements Replicator {
 
   status(): { self: NodeStatus; nodes: NodeStatus[] } {
     const st = this.driver.status();
-    const leader = st.lead || null;
     const self: NodeStatus = {
       id: st.id,
-      role: this.d.options.peers.length === 0 ? 'single' : st.role === 'follower' && st.confState.learners.includes(st.id) ? 'learner' : st.role,
+      role: st.role === 'follower' && st.confState.learners.includes(st.id) ? 'learner' : st.role,
       term: st.term,
-      leader,
+      leader: st.lead || null,
       commitIndex: st.commit,
       appliedIndex: this.appliedIndex,
-      lag: null,
+      lag: st.role === 'leader' ? 0 : null,
     };
-    const nodes: NodeStatus[] = [];
-    for (const id of [...st.confState.voters, ...st.confState.learners]) {
-      const pr = st.progress[id];
-      const n: NodeStatus =
-        id === st.id
-          ? { ...self }
-          : { id, role: st.confState.learners.includes(id) ? 'learner' : 'follower', term: st.term, leader, commitIndex: 0, appliedIndex: 0, lag: null };
-      if (pr) {
-        n.lag = Math.max(0, st.lastIndex - pr.match);
-        n.reachable = pr.recentActive;
-        if (id !== st.id) n.appliedIndex = pr.match;
-      }
-      const addr = this.peers.raftAddress(id);
-      if (addr) n.address = addr;
-      nodes.push(n);
-    }
-    if (st.role === 'leader') self.lag = 0;
-    return { self, nodes };
+    return { self, nodes: [self] };
   }
 
-  /** Adds a node as a learner; it is promoted to voter once caught up. */
-  async addNode(id: string, raftAddr: string): Promise<void> {
-    const context = Buffer.from(JSON.stringify({ raftAddr }));
-    this.peers.setAddress(id, raftAddr);
-    await this.proposeConfChange({ type: 'addLearner', nodeId: id, context });
+  clusterView(timeoutMs?: number) {
+    return this.membership.view(timeoutMs);
   }
 
-  async promote(id: string): Promise<void> {
-    await this.proposeConfChange({ type: 'addVoter', nodeId: id });
+  addNode(id: string, raftAddr: string): Promise<void> {
+    return this.membership.addNode(id, raftAddr);
   }
 
-  async removeNode(id: string): Promise<void> {
-    await this.proposeConfChange({ type: 'removeNode', nodeId: id });
+  removeNode(id: string): Promise<void> {
+    return this.membership.removeNode(id);
   }
 
-  transferLeadership(to: string): void {
-    this.driver.transferLeadership(to);
+  transferLeadership(to: string | null): Promise<string> {
+    return this.membership.transfer(to);
   }
-}
-
-function isRetryable(e: unknown): boolean {
-  return typeof e === 'object' && e !== null && 'retryable' in e && (e as { retryable: boolean }).retryable;
 }
 
 export function encodeResult(r: ApplyResult): { resultJson: string; errorJson: string } {

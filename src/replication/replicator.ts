@@ -14,9 +14,33 @@ export interface NodeStatus {
   reachable?: boolean;
 }
 
+/** One member as `GET /cluster` shows it; null where the member did not answer. */
+export interface ClusterMember {
+  id: string;
+  voter: boolean;
+  raftAddr: string | null;
+  httpAddr: string | null;
+  role: string | null;
+  term: number | null;
+  commitIndex: number | null;
+  appliedIndex: number | null;
+  /** Entries between the leader's commit index and this member's applied index. */
+  lag: number | null;
+  /** Whether it answered the node serving the request. */
+  reachable: boolean;
+}
+
+export interface ClusterView {
+  /** The node that answered. */
+  nodeId: string;
+  leader: string | null;
+  term: number;
+  members: ClusterMember[];
+}
+
 /**
- * The task log as the rest of the node sees it: one implementation for a single node, one on
- * Raft for a cluster. A proposal resolves once its command is committed and applied on this node.
+ * The task log as the rest of the node sees it (one implementation, on Raft; a single node is
+ * a group of one). A proposal resolves once its command is committed and applied on this node.
  */
 export interface Replicator {
   propose(cmd: Command): Promise<ApplyResult>;
@@ -25,4 +49,14 @@ export interface Replicator {
   start(): Promise<void>;
   stop(): Promise<void>;
   status(): { self: NodeStatus; nodes: NodeStatus[] };
+  /** Resolves true once `pred()` holds (checked after each applied entry), false after `timeoutMs`. */
+  waitUntil(pred: () => boolean, timeoutMs: number): Promise<boolean>;
+  clusterView(timeoutMs?: number): Promise<ClusterView>;
+  /** Adds a node as a learner; it becomes a voter once it has caught up. */
+  addNode(id: string, raftAddr: string): Promise<void>;
+  removeNode(id: string): Promise<void>;
+  /** Moves leadership to `to` (or the most caught-up voter); resolves with the new leader's id. */
+  transferLeadership(to: string | null): Promise<string>;
+  /** Before a planned stop: a leader hands leadership over. */
+  prepareShutdown(timeoutMs?: number): Promise<void>;
 }

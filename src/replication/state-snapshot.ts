@@ -1,7 +1,8 @@
-import { createReadStream, createWriteStream, existsSync, rmSync, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, readdirSync, rmSync, type WriteStream } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { prefixEnd, KeySpace } from '../store/keys.js';
-import type { KvStore } from '../store/kv.js';
+import type { KvStore, WriteBatch } from '../store/kv.js';
 import type { SnapshotMeta } from '../raft/core/index.js';
 import { RAFT_LOG, RAFT_STATE } from '../raft/log-store.js';
 import { SNAPSHOT_CHUNK, type SnapshotSink, type SnapshotSource } from '../raft/transport/grpc-transport.js';
@@ -74,11 +75,16 @@ export function stateSnapshotSource(store: KvStore): SnapshotSource {
   };
 }
 
-/** Receives a streamed snapshot into a file beside the database; the core gets the file's path. */
-export function fileSnapshotSink(path: string): SnapshotSink {
+/**
+ * Receives a streamed snapshot into a file beside the database; the core gets the file's path.
+ * Every snapshot gets its own file, so that one arriving while another is being installed
+ * cannot overwrite it.
+ */
+export function fileSnapshotSink(base: string): SnapshotSink {
+  let seq = 0;
   return {
-    async begin() {
-      rmSync(path, { force: true });
+    async begin(meta) {
+      const path = `${base}.${meta.index}.${Date.now()}-${seq++}`;
       const out: WriteStream = createWriteStream(path);
       return {
         async write(chunk) {
@@ -96,6 +102,17 @@ export function fileSnapshotSink(path: string): SnapshotSink {
       };
     },
   };
+}
+
+/** Removes received snapshot files left by a crash, except the one an installation still needs. */
+export function removeStaleSnapshotFiles(base: string, keep: string | null): void {
+  const dir = dirname(base);
+  const prefix = `${basename(base)}.`;
+  if (!existsSync(dir)) return;
+  for (const f of readdirSync(dir)) {
+    const full = join(dir, f);
+    if (f.startsWith(prefix) && full !== keep) rmSync(full, { force: true });
+  }
 }
 
 /** Reads the key/value records of a snapshot file. */
@@ -119,14 +136,16 @@ export async function* readSnapshotFile(path: string): AsyncGenerator<[Buffer, B
   if (buf.length !== 0) throw new Error(`snapshot file ${path} is truncated`);
 }
 
+const INSTALLING = RAFT_STATE.key('installing');
+
 /**
- * Replaces the applied state with the one in `path`. Not atomic (a state can exceed one write
- * batch), so a marker is kept until it is done: a node restarting with the marker set installs
- * the file again before anything else.
+ * Replaces the applied state with the one in `path` and returns the log position it stands
+ * for. Not atomic (a state can exceed one write batch), so a marker is kept until the caller
+ * has also reset the Raft log (see `finishInstall`): a node restarting with the marker set
+ * installs the file again before anything else.
  */
-export async function installStateFile(store: KvStore, path: string): Promise<void> {
-  const marker = RAFT_STATE.key('installing');
-  await store.batch().put(marker, path).commit({ sync: true });
+export async function installStateFile(store: KvStore, path: string): Promise<SnapshotMeta> {
+  await store.batch().put(INSTALLING, path).commit({ sync: true });
   const wipe = store.batch();
   for (const [gte, lt] of stateRanges()) wipe.delRange(gte, lt);
   await wipe.commit();
@@ -143,10 +162,17 @@ export async function installStateFile(store: KvStore, path: string): Promise<vo
   }
   await wb.commit();
   await store.sync();
-  await store.batch().del(marker).commit({ sync: true });
+  return readAppliedMeta(store);
+}
+
+/** Clears the marker in the same durable write as the caller's Raft log reset, then drops the file. */
+export async function finishInstall(wb: WriteBatch, path: string): Promise<void> {
+  wb.del(INSTALLING);
+  await wb.commit({ sync: true });
+  rmSync(path, { force: true });
 }
 
 export async function pendingInstall(store: KvStore): Promise<string | null> {
-  const b = await store.get(RAFT_STATE.key('installing'));
+  const b = await store.get(INSTALLING);
   return b ? b.toString() : null;
 }

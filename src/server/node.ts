@@ -82,6 +82,8 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     store,
     sm,
     onApplied,
+    // A new leader decides the batches its predecessor left undecided.
+    onRoleChange: () => scheduler?.poke(),
     async beforeInstall() {
       await executor.halt();
     },
@@ -177,6 +179,8 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     url: `http://${host}:${port}`,
     async close() {
       closing = true;
+      // A leader hands over first, so that a planned stop (rolling restart) barely pauses writes.
+      await replicator.prepareShutdown();
       await app!.close();
       await replicator.stop();
       while (executor.busy) await new Promise((r) => setTimeout(r, 10));

@@ -4,6 +4,7 @@ import { rootRoutes } from './root.js';
 import { indexRoutes } from './indexes.js';
 import { documentRoutes } from './documents.js';
 import { taskRoutes } from './tasks.js';
+import { clusterRoutes } from './cluster.js';
 import { settingsRoutes } from './settings.js';
 import { experimentalFeatureRoutes } from './experimental-features.js';
 import { metricsRoutes } from './metrics.js';
@@ -14,6 +15,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   indexRoutes(app, ctx);
   documentRoutes(app, ctx);
   taskRoutes(app, ctx);
+  clusterRoutes(app, ctx);
   settingsRoutes(app, ctx);
   experimentalFeatureRoutes(app, ctx);
   metricsRoutes(app, ctx);

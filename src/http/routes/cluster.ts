@@ -1,0 +1,141 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../../errors/api-error.js';
+import { isFinished } from '../../tasks/task.js';
+import { jsonBody } from '../body.js';
+import type { AppContext } from '../context.js';
+import { route } from '../route.js';
+import { s } from '../schema.js';
+
+/** Read-your-writes across nodes: answer only once this node has processed the given task. */
+export const WAIT_FOR_TASK_HEADER = 'trine-wait-for-task';
+/** How long to wait for it, in milliseconds (default and cap below). */
+export const WAIT_TIMEOUT_HEADER = 'trine-wait-timeout';
+const DEFAULT_WAIT_MS = 5_000;
+const MAX_WAIT_MS = 60_000;
+
+const addNodeBody = s.object({
+  id: s.required(
+    s.string((v, c) => {
+      if (!/^[A-Za-z0-9_-]+$/.test(v)) throw new ApiError(c.code, `Invalid value at \`.id\`: \`${v}\` may only hold A-Z a-z 0-9 _ -.`);
+    }),
+    'bad_request',
+  ),
+  raftAddr: s.required(
+    s.string((v, c) => {
+      if (!/^.+:\d+$/.test(v)) throw new ApiError(c.code, `Invalid value at \`.raftAddr\`: expected host:port, got \`${v}\`.`);
+    }),
+    'bad_request',
+  ),
+});
+
+const transferBody = s.object({ to: s.field(s.string(), 'bad_request') });
+
+function headerValue(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[v.length - 1] : v;
+}
+
+function parseWaitHeaders(req: FastifyRequest): { uid: number; timeoutMs: number } | null {
+  const raw = headerValue(req, WAIT_FOR_TASK_HEADER);
+  if (raw === undefined) return null;
+  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+    throw new ApiError('invalid_header_value', `The \`Trine-Wait-For-Task\` header must be a task uid (a positive integer), not \`${raw}\`.`);
+  }
+  const rawTimeout = headerValue(req, WAIT_TIMEOUT_HEADER);
+  let timeoutMs = DEFAULT_WAIT_MS;
+  if (rawTimeout !== undefined) {
+    if (!/^\s*\d+\s*$/.test(rawTimeout)) {
+      throw new ApiError('invalid_header_value', `The \`Trine-Wait-Timeout\` header must be a number of milliseconds, not \`${rawTimeout}\`.`);
+    }
+    timeoutMs = Math.min(Number(rawTimeout), MAX_WAIT_MS);
+  }
+  return { uid: Number(raw), timeoutMs };
+}
+
+/**
+ * Waits until this node has registered task `uid` (applied the log entry that created it) and
+ * processed it (a final status, or deleted since, which only finished tasks can be).
+ */
+async function waitProcessed(ctx: AppContext, uid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  const registered = await ctx.replicator.waitUntil(() => ctx.queue.nextTaskUid > uid, timeoutMs);
+  if (!registered) return false;
+  const t = ctx.queue.get(uid);
+  if (!t || isFinished(t.status)) return true;
+  const after = await ctx.waitForTask(uid, Math.max(0, deadline - Date.now()));
+  return !after || isFinished(after.status);
+}
+
+export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const limit = ctx.options.httpPayloadSizeLimit;
+
+  // Runs after authentication (an onRequest hook), so that only allowed requests may wait.
+  app.addHook('preHandler', async (req) => {
+    const wait = parseWaitHeaders(req);
+    if (!wait) return;
+    if (await waitProcessed(ctx, wait.uid, wait.timeoutMs)) return;
+    throw new ApiError(
+      'cluster_unavailable',
+      `Node \`${ctx.options.nodeId}\` has not processed task ${wait.uid} within ${wait.timeoutMs} ms (its next task uid is ${ctx.queue.nextTaskUid}). It lags or the task does not exist yet; retry, or read from another node.`,
+    );
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/cluster',
+    summary: 'Every member of the cluster: role, term, commit and applied index, lag, reachability',
+    tags: ['Cluster'],
+    action: 'network.get',
+    status: 200,
+    response: '{nodeId, leader, term, members: [{id, voter, raftAddr, httpAddr, role, term, commitIndex, appliedIndex, lag, reachable}]}',
+    handler: async () => ctx.replicator.clusterView(),
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/cluster/nodes',
+    summary: 'Add a node: a learner first, promoted to voter once it has caught up',
+    tags: ['Cluster'],
+    action: 'network.update',
+    body: addNodeBody,
+    status: 200,
+    errors: ['bad_request', 'no_leader'],
+    handler: async (req) => {
+      const body = addNodeBody.validate(jsonBody(req, limit), 'json');
+      await ctx.replicator.addNode(body.id, body.raftAddr);
+      return ctx.replicator.clusterView();
+    },
+  });
+
+  route(app, {
+    method: 'DELETE',
+    url: '/cluster/nodes/:nodeId',
+    summary: 'Remove a node from the cluster (the leader hands leadership over first if it is the one)',
+    tags: ['Cluster'],
+    action: 'network.update',
+    status: 200,
+    errors: ['bad_request', 'no_leader'],
+    handler: async (req) => {
+      const { nodeId } = req.params as { nodeId: string };
+      await ctx.replicator.removeNode(nodeId);
+      return ctx.replicator.clusterView();
+    },
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/cluster/transfer-leadership',
+    summary: 'Hand leadership to `to`, or to the most caught-up voter when `to` is absent',
+    tags: ['Cluster'],
+    action: 'network.update',
+    body: transferBody,
+    status: 200,
+    errors: ['bad_request', 'no_leader'],
+    handler: async (req) => {
+      const raw = req.body === undefined || (Buffer.isBuffer(req.body) && req.body.length === 0) ? {} : jsonBody(req, limit);
+      const body = transferBody.validate(raw, 'json');
+      const leader = await ctx.replicator.transferLeadership(body.to ?? null);
+      return { leader };
+    },
+  });
+}
