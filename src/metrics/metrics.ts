@@ -15,6 +15,11 @@ function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry, prefix: METRIC_PREFIX, eventLoopMonitoringPrecision: 10 });
+    // Gauges named like counters break the naming rules (promtool flags them); each is the sum
+    // of a gauge that prom-client also exports by type (`trine_nodejs_active_handles{type}`...).
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+      processRegistry.removeSingleMetric(`${METRIC_PREFIX}${name}`);
+    }
   }
   return processRegistry;
 }

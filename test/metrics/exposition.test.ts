@@ -31,6 +31,26 @@ afterAll(async () => {
   await n?.close();
 });
 
+describe('GET /metrics with a master key', () => {
+  it('needs a key holding the metrics.get action', async () => {
+    const masterKey = 'a-master-key-of-some-length';
+    const secured = await startTestNode(['--master-key', masterKey]);
+    try {
+      expect((await scrape(secured.url)).status).toBe(401);
+      const keys = secured.client;
+      const reader = await keys.createKey({ actions: ['metrics.get'], indexes: ['*'], expiresAt: null });
+      const searcher = await keys.createKey({ actions: ['search'], indexes: ['*'], expiresAt: null });
+      expect((await scrape(secured.url, searcher.key)).status).toBe(403);
+      const ok = await scrape(secured.url, reader.key);
+      expect(ok.status).toBe(200);
+      expect(ok.text).toContain('trine_node_info');
+      expect((await scrape(secured.url, masterKey)).status).toBe(200);
+    } finally {
+      await secured.close();
+    }
+  });
+});
+
 describe('GET /metrics', () => {
   it('answers the Prometheus text format and is declared with the metrics.get action', async () => {
     const r = await scrape(n.url);

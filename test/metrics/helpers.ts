@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, freePort, startTestNode, tempDir, type TestNode } from '../helpers/node.js';
 
@@ -172,9 +172,14 @@ export function checkMetrics(text: string): { status: number; output: string } {
 }
 
 /** Writes recording rules for the expressions and asks promtool to parse them. */
-export function checkExpressions(exprs: string[], dir = tempDir('trine-rules-')): { status: number; output: string } {
-  const rules = exprs.map((e, i) => `      - record: dashboard:query_${i}\n        expr: ${JSON.stringify(e)}`).join('\n');
-  const file = join(dir, 'rules.yml');
-  writeFileSync(file, `groups:\n  - name: dashboards\n    rules:\n${rules}\n`);
-  return promtool(['check', 'rules', file]);
+export function checkExpressions(exprs: string[]): { status: number; output: string } {
+  const dir = tempDir('trine-rules-');
+  try {
+    const rules = exprs.map((e, i) => `      - record: dashboard:query_${i}\n        expr: ${JSON.stringify(e)}`).join('\n');
+    const file = join(dir, 'rules.yml');
+    writeFileSync(file, `groups:\n  - name: dashboards\n    rules:\n${rules}\n`);
+    return promtool(['check', 'rules', file]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

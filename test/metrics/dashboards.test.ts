@@ -1,0 +1,132 @@
+// The Grafana dashboards against a live three-node cluster: every query parses (promtool), and
+// every metric it reads is one the nodes export, with samples, after writes and searches.
+// promtool also lints each node's exposition.
+
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '../../src/http/route.js';
+import { ROOT } from '../helpers/node.js';
+import {
+  DASHBOARDS,
+  checkExpressions,
+  checkMetrics,
+  dashboardQueries,
+  ensurePrometheus,
+  metricNames,
+  parseExposition,
+  scrape,
+  startCluster,
+  toPromql,
+  until,
+  type TestCluster,
+} from './helpers.js';
+
+let cluster: TestCluster;
+const scrapes: string[] = [];
+
+beforeAll(async () => {
+  ensurePrometheus();
+  cluster = await startCluster();
+  // Written through a follower: forwarded to the leader, replicated, applied everywhere.
+  const books = cluster.followers()[0]!.client.index('books');
+  await books.addDocuments([{ id: 1, title: 'Dune' }, { id: 2, title: 'Emma' }, { id: 3, title: 'Ulysses' }]).waitTask();
+  await books.deleteDocument(3).waitTask();
+  await cluster.leader().client.createIndex('books').waitTask(); // fails: the index exists
+  const searchRoute = ROUTES.some((r) => r.method === 'POST' && r.url === '/indexes/:indexUid/search');
+  for (const n of cluster.nodes) {
+    await until('the documents on every node', () => n.node.ctx.engine.indexes.get('books')?.meta.docCount === 2);
+    if (searchRoute) {
+      const r = await fetch(`${n.url}/indexes/books/search`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"q":"dune"}' });
+      expect(r.status).toBe(200);
+    } else {
+      // Until the search route exists its latency reaches the histogram only through the hook it will call.
+      n.node.ctx.metrics.searchTimer('books')();
+    }
+  }
+  for (const n of cluster.nodes) {
+    const r = await scrape(n.url);
+    expect(r.status).toBe(200);
+    scrapes.push(r.text);
+  }
+});
+
+afterAll(async () => {
+  await cluster?.close();
+});
+
+describe('metric names in PromQL', () => {
+  it('are told apart from functions, keywords, labels, literals and Grafana variables', () => {
+    const q = toPromql(
+      'histogram_quantile(0.99, sum by (le, instance) (rate(a_seconds_bucket{instance=~"$instance", route=~".*/search"}[$__rate_interval]))) / on(instance) group_left(node_id) b_info offset 5m > bool 2 or c_total unless ignoring(x) vector(1)',
+    );
+    expect(metricNames(q).sort()).toEqual(['a_seconds_bucket', 'b_info', 'c_total']);
+    expect(metricNames(toPromql('label_values(d_info{instance=~"$instance"}, instance)'))).toEqual(['d_info']);
+    expect(metricNames('sum(rate(e_total[5m])) by (le) * 1e3 - time()')).toEqual(['e_total']);
+  });
+});
+
+describe('Grafana dashboards', () => {
+  const queries = dashboardQueries();
+
+  it('cover the cluster, search, indexing and resources', () => {
+    const files = readdirSync(DASHBOARDS).filter((f) => f.endsWith('.json')).sort();
+    expect(files).toEqual(['cluster.json', 'indexing.json', 'resources.json', 'search.json']);
+    const uids = files.map((f) => (JSON.parse(readFileSync(join(DASHBOARDS, f), 'utf8')) as { uid: string }).uid);
+    expect(new Set(uids).size).toBe(files.length);
+    for (const f of files) expect(queries.filter((q) => q.dashboard === f).length).toBeGreaterThan(5);
+  });
+
+  it('query only metrics the nodes export, each with samples after writes and searches', () => {
+    const exported = new Set(scrapes.flatMap((t) => parseExposition(t).map((s) => s.name)));
+    const missing: string[] = [];
+    for (const q of queries) {
+      const names = metricNames(toPromql(q.expr));
+      expect(names.length, `${q.dashboard} ${q.where} reads no metric: ${q.expr}`).toBeGreaterThan(0);
+      for (const name of names) if (!exported.has(name)) missing.push(`${q.dashboard} ${q.where}: ${name}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('hold queries that Prometheus parses', () => {
+    const r = checkExpressions(queries.map((q) => toPromql(q.expr)));
+    expect(r.output).toContain('SUCCESS');
+    expect(r.status).toBe(0);
+  });
+
+  it('use the data source chosen in the dashboard, which provisioning makes the local Prometheus', () => {
+    for (const f of readdirSync(DASHBOARDS).filter((x) => x.endsWith('.json'))) {
+      const text = readFileSync(join(DASHBOARDS, f), 'utf8');
+      const uids = new Set([...text.matchAll(/"uid":\s*"([^"]*)"/g)].map((m) => m[1]));
+      uids.delete(JSON.parse(text).uid);
+      expect([...uids]).toEqual(['${datasource}']);
+    }
+    const ds = readFileSync(join(ROOT, 'grafana/provisioning/datasources/trine.yml'), 'utf8');
+    expect(ds).toMatch(/type: prometheus/);
+    expect(ds).toMatch(/isDefault: true/);
+    const provider = readFileSync(join(ROOT, 'grafana/provisioning/dashboards/trine.yml'), 'utf8');
+    expect(provider).toMatch(/type: file/);
+  });
+});
+
+describe('exposition of a cluster node', () => {
+  it('passes promtool check metrics on every node', () => {
+    for (const text of scrapes) {
+      const r = checkMetrics(text);
+      expect(r.output).toBe('');
+      expect(r.status).toBe(0);
+    }
+  });
+
+  it('shows the leader\'s view of its followers and every node\'s Raft state', () => {
+    const leader = cluster.nodes.indexOf(cluster.leader());
+    scrapes.forEach((text, i) => {
+      const s = parseExposition(text);
+      const lag = s.filter((x) => x.name === 'trine_raft_replication_lag_entries');
+      expect(lag.map((x) => x.labels.peer).sort()).toEqual(i === leader ? cluster.nodes.filter((_, j) => j !== i).map((n) => n.node.ctx.options.nodeId).sort() : []);
+      const role = s.find((x) => x.name === 'trine_raft_role' && x.value === 1)?.labels.role;
+      expect(role).toBe(i === leader ? 'leader' : 'follower');
+      expect(s.some((x) => x.name === 'trine_grpc_client_calls_total' && x.labels.method === 'Send' && x.labels.code === 'OK')).toBe(true);
+    });
+  });
+});
