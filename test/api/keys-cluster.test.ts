@@ -67,6 +67,10 @@ describe('keys in a cluster', () => {
     const created = await call(via, 'POST', '/keys', { actions: ['indexes.get'], indexes: ['*'], expiresAt: null });
     expect(created.status).toBe(201);
     const key = created.body!['key'] as string;
+    // A refusal decided where the change is applied comes back through the follower as it is.
+    const again = await call(via, 'POST', '/keys', { uid: created.body!['uid'], actions: ['search'], indexes: ['*'], expiresAt: null });
+    expect(again.status).toBe(409);
+    expect(again.body!['code']).toBe('api_key_already_exists');
     // The answer came once the change was applied on the node that took the request.
     expect((await call(via, 'GET', '/indexes', undefined, key)).status).toBe(200);
     for (const n of nodes) {
