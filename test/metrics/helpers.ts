@@ -40,7 +40,7 @@ export function valueOf(samples: Sample[], name: string, labels: Record<string, 
  * Debian), and fails with the reason when that is impossible.
  */
 export function ensurePrometheus(): void {
-  const r = spawnSync(join(ROOT, 'cluster/ensure-prometheus.sh'), { encoding: 'utf8' });
+  const r = spawnSync('bash', [join(ROOT, 'cluster/ensure-prometheus.sh')], { encoding: 'utf8' });
   if (r.status !== 0) {
     throw new Error(`prometheus and promtool are required by this test and could not be installed: ${r.stderr || r.error?.message}`);
   }
