@@ -46,6 +46,8 @@ export function converge(sim: Simulation, maxTicks: number): void {
       );
     });
     if (!inStep) continue;
+    const leaders = [...sim.nodes.values()].filter((n) => n.up && n.rn!.status().role === 'leader');
+    if (leaders.length !== 1) continue;
     sim.stats.convergedAfterTicks = Math.round((sim.now - start) / TICK_MS);
     finalChecks(sim, leader, members);
     return;
