@@ -68,6 +68,8 @@ export class ClusterPeers {
   private readonly addrs = new Map<string, string>();
   private readonly pinned = new Set<string>();
   private readonly clients = new Map<string, ClusterServiceClient>();
+  /** Called with every call's outcome, for metrics. */
+  onCall?: (method: string, code: string, seconds: number) => void;
 
   constructor(
     readonly self: string,
@@ -135,11 +137,26 @@ export class ClusterPeers {
   private client(addr: string): ClusterServiceClient {
     let c = this.clients.get(addr);
     if (!c) {
-      c = new ClusterServiceClient(addr, this.credentials(), CHANNEL_OPTIONS);
+      c = new ClusterServiceClient(addr, this.credentials(), { ...CHANNEL_OPTIONS, interceptors: [this.timing] });
       this.clients.set(addr, c);
     }
     return c;
   }
+
+  /** Reports each call's method, status code and duration, whichever method it is. */
+  private readonly timing: grpc.Interceptor = (options, nextCall) => {
+    const method = options.method_definition.path.slice(options.method_definition.path.lastIndexOf('/') + 1);
+    const started = process.hrtime.bigint();
+    return new grpc.InterceptingCall(nextCall(options), {
+      start: (metadata, _listener, next) =>
+        next(metadata, {
+          onReceiveStatus: (status, nextStatus) => {
+            this.onCall?.(method, grpc.status[status.code] ?? String(status.code), Number(process.hrtime.bigint() - started) / 1e9);
+            nextStatus(status);
+          },
+        }),
+    });
+  };
 
   private addressOf(id: string): string {
     const addr = this.addrs.get(id);

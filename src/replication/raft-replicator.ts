@@ -164,6 +164,7 @@ export class RaftReplicator implements Replicator {
     const tls = this.tls();
     let transport: GrpcTransport | null = null;
     this.peers = new ClusterPeers(options.nodeId, options.clusterSecret, () => transport!.credentials());
+    if (this.d.onCall) this.peers.onCall = this.d.onCall;
     this.peers.pin(options.peers);
     await this.peers.load(store);
     if (this.raftAddr) this.peers.setAddress(options.nodeId, this.raftAddr);

@@ -24,12 +24,15 @@ import {
 
 let cluster: TestCluster;
 const scrapes: string[] = [];
+let writer = -1;
 
 beforeAll(async () => {
   ensurePrometheus();
   cluster = await startCluster();
   // Written through a follower: forwarded to the leader, replicated, applied everywhere.
-  const books = cluster.followers()[0]!.client.index('books');
+  const follower = cluster.followers()[0]!;
+  writer = cluster.nodes.indexOf(follower);
+  const books = follower.client.index('books');
   await books.addDocuments([{ id: 1, title: 'Dune' }, { id: 2, title: 'Emma' }, { id: 3, title: 'Ulysses' }]).waitTask();
   await books.deleteDocument(3).waitTask();
   await cluster.leader().client.createIndex('books').waitTask(); // fails: the index exists
@@ -118,7 +121,7 @@ describe('exposition of a cluster node', () => {
     }
   });
 
-  it('shows the leader\'s view of its followers and every node\'s Raft state', () => {
+  it('shows the leader\'s view of its followers, every node\'s Raft state and its gRPC calls', () => {
     const leader = cluster.nodes.indexOf(cluster.leader());
     scrapes.forEach((text, i) => {
       const s = parseExposition(text);
@@ -128,5 +131,10 @@ describe('exposition of a cluster node', () => {
       expect(role).toBe(i === leader ? 'leader' : 'follower');
       expect(s.some((x) => x.name === 'trine_grpc_client_calls_total' && x.labels.method === 'Send' && x.labels.code === 'OK')).toBe(true);
     });
+    // Writes through a follower are forwarded to the leader with the cluster service's Propose.
+    const forwarded = parseExposition(scrapes[writer]!).find(
+      (x) => x.name === 'trine_grpc_client_calls_total' && x.labels.method === 'Propose' && x.labels.code === 'OK',
+    );
+    expect(forwarded?.value).toBeGreaterThanOrEqual(2);
   });
 });
