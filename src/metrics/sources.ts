@@ -28,7 +28,7 @@ export const UNMATCHED_ROUTE = 'unmatched';
  * (`/indexes/:indexUid/documents`), not the URL, keeps the label set bounded.
  */
 export function instrumentHttp(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onRequest', (req, reply, done) => {
+  app.addHook('onRequest', (_req, reply, done) => {
     metrics.httpInFlight.inc();
     // `close` follows `finish`, and also comes alone when the client goes away mid-request.
     reply.raw.once('close', () => metrics.httpInFlight.dec());
