@@ -17,12 +17,13 @@ export interface Span {
 export class FilterError extends Error {
   constructor(
     readonly diagnostic: string,
-    readonly span: Span,
+    /** Null for errors about the index's rules rather than about a place in the filter. */
+    readonly span: Span | null,
     readonly source: string,
     /** Set for evaluation errors, which the search route prefixes with the index name. */
     readonly evaluation = false,
   ) {
-    super(renderFilterError(diagnostic, span, source));
+    super(span ? renderFilterError(diagnostic, span, source) : diagnostic);
     this.name = 'FilterError';
   }
 
@@ -97,4 +98,21 @@ export function escapeDebug(s: string): string {
     first = false;
   }
   return out;
+}
+
+/**
+ * A float as Rust's `Display` writes it (the reference echoes numbers this way): the shortest
+ * digits that read back to the same value, never in exponent form.
+ */
+export function rustFloat(n: number): string {
+  if (Number.isNaN(n)) return 'NaN';
+  if (!Number.isFinite(n)) return n > 0 ? 'inf' : '-inf';
+  if (Object.is(n, -0)) return '-0';
+  const s = String(n);
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(s);
+  if (!m) return s;
+  const [, sign, lead, frac = '', e] = m;
+  const exp = Number(e);
+  if (exp >= 0) return sign + lead + frac + '0'.repeat(Math.max(0, exp - frac.length));
+  return `${sign}0.${'0'.repeat(-exp - 1)}${lead}${frac}`;
 }

@@ -1,0 +1,93 @@
+/**
+ * What the rest of the engine uses of filters and facets. Everything takes an open index
+ * handle; the facet structures are the `facets` part of its composite search index.
+ */
+import { CompositeIndex } from '../composite-index.js';
+import type { IndexHandle } from '../index-handle.js';
+import { FilterError } from '../filter/errors.js';
+import { FilterEvaluator } from '../filter/evaluate.js';
+import { parseFilter, type FilterParseOptions } from '../filter/input.js';
+import { Bitmap } from './bitmap.js';
+import { computeFacets, type FacetsResult } from './distribution.js';
+import { searchFacetValues, type FacetHit } from './facet-search.js';
+import type { FacetIndex } from './facet-index.js';
+import type { FacetState } from './facet-state.js';
+import { sortBuckets, sortDocids, type SortBucket, type SortCriterion } from './sort.js';
+
+export { Bitmap } from './bitmap.js';
+export { facetIndexFactory, FacetIndex } from './facet-index.js';
+export type { FacetState } from './facet-state.js';
+export { checkFacetNames, type FacetsResult } from './distribution.js';
+export { checkFacetSearchable, type FacetHit } from './facet-search.js';
+export { checkDistinctAttribute, DistinctFilter, distinctCandidates } from './distinct.js';
+export { checkSortable, geoDistance, parseSort, parseSortExpression, type SortBucket, type SortCriterion } from './sort.js';
+export { parseFilter, type FilterParseOptions } from '../filter/input.js';
+
+/** The name the facet structures have among an index's search parts. */
+export const FACETS_PART = 'facets';
+
+export function facetStateOf(h: IndexHandle): FacetState {
+  const part = h.search instanceof CompositeIndex ? h.search.part<FacetIndex>(FACETS_PART) : undefined;
+  if (!part) throw new Error(`index \`${h.uid}\` keeps no facet structures`);
+  return part.state;
+}
+
+/** Any docid collection as a bitmap; null stands for every document of the index. */
+export function toBitmap(h: IndexHandle, docids: Bitmap | Iterable<number> | null): Bitmap {
+  const state = facetStateOf(h);
+  if (docids === null) return state.universe().clone();
+  if (docids instanceof Bitmap) return docids;
+  return Bitmap.from(docids, state.capacity());
+}
+
+export interface FilterOptions extends FilterParseOptions {
+  /** Search routes prefix evaluation errors (not syntax errors) with ``Index `uid`: ``. */
+  indexPrefix?: boolean;
+}
+
+/**
+ * The documents a `filter` parameter (string or array form) selects, or null when it
+ * selects no condition (absent, blank, or only blank strings). Throws the reference's
+ * errors with `opts.code`.
+ */
+export function filterBitmap(h: IndexHandle, filter: unknown, opts: FilterOptions): Bitmap | null {
+  const node = parseFilter(filter, opts);
+  if (!node) return null;
+  try {
+    return new FilterEvaluator(facetStateOf(h), h.meta.settings.filterableAttributes).evaluate(node);
+  } catch (e) {
+    if (!(e instanceof FilterError)) throw e;
+    const err = e.toApiError(opts.code);
+    throw opts.indexPrefix ? err.prefixed(`Index \`${h.uid}\`: `) : err;
+  }
+}
+
+/** {@link filterBitmap} as a sorted docid array. */
+export function filterDocids(h: IndexHandle, filter: unknown, opts: FilterOptions): Uint32Array | null {
+  return filterBitmap(h, filter, opts)?.toArray() ?? null;
+}
+
+/**
+ * `facetDistribution` and `facetStats` of the requested `facets` (names, nested paths or
+ * `*`) over the candidates, following the index's `faceting` setting. Throws
+ * `invalid_search_facets` for a facet that is not filterable.
+ */
+export function facetDistribution(h: IndexHandle, candidates: Bitmap | Iterable<number> | null, facets: readonly string[]): FacetsResult {
+  const s = h.meta.settings;
+  return computeFacets(facetStateOf(h), s.filterableAttributes, s.faceting, toBitmap(h, candidates), facets);
+}
+
+/** Buckets of tied documents in the order of one sort criterion (see {@link sortBuckets}). */
+export function sortValues(h: IndexHandle, criterion: SortCriterion, candidates: Bitmap | Iterable<number> | null): Generator<SortBucket> {
+  return sortBuckets(facetStateOf(h), criterion, toBitmap(h, candidates));
+}
+
+/** Candidates ordered by several criteria, at most `limit` of them. */
+export function sortedDocids(h: IndexHandle, criteria: readonly SortCriterion[], candidates: Bitmap | Iterable<number> | null, limit?: number): number[] {
+  return sortDocids(facetStateOf(h), criteria, toBitmap(h, candidates), limit);
+}
+
+/** Facet values of `facetName` matching `facetQuery` among the candidates (see `searchFacetValues`). */
+export function facetSearch(h: IndexHandle, facetName: string, facetQuery: string | null, candidates: Bitmap | Iterable<number> | null): FacetHit[] {
+  return searchFacetValues(facetStateOf(h), h.meta.settings, facetName, facetQuery, toBitmap(h, candidates));
+}

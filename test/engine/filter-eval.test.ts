@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FacetFixture } from './facet-fixture.js';
+
+const DOCS = [
+  /* 0 */ { id: 0, color: 'Blue', price: 10, tags: ['a', 'b'], ok: true, cattos: 'pésti', doggos: [{ name: 'bobby', age: 2 }] },
+  /* 1 */ { id: 1, color: '  blue', price: '10', tags: [], ok: false, cattos: ['simba', 'pestiféré'], nested: { deep: null } },
+  /* 2 */ { id: 2, color: 'RED', price: 25.5, tags: ['b'], note: '', doggos: [{ name: 'gros bill', age: 8 }, { name: 'turbo' }] },
+  /* 3 */ { id: 3, price: 3, tags: [null], note: null, obj: {} },
+  /* 4 */ { id: 4, color: 'green', price: 'cheap', note: 'hello world' },
+];
+
+let fx: FacetFixture;
+beforeAll(async () => {
+  fx = await FacetFixture.open({
+    filterableAttributes: ['color', 'price', 'tags', 'ok', 'cattos', 'doggos', 'note', 'obj', 'nested', 'id'],
+  });
+  await fx.add(DOCS);
+});
+afterAll(async () => {
+  await fx.close();
+});
+
+describe('filter evaluation', () => {
+  it('compares strings case-insensitively but keeps accents', () => {
+    expect(fx.filter('color = BLUE')).toEqual([0, 1]);
+    expect(fx.filter("color = ' Blue '")).toEqual([0, 1]);
+    expect(fx.filter('cattos = pesti')).toEqual([]);
+    expect(fx.filter('cattos = PÉSTI')).toEqual([0]);
+    expect(fx.filter('cattos = "pestiféré"')).toEqual([1]);
+  });
+
+  it('matches numbers and numeric strings with a numeric value, booleans as words', () => {
+    expect(fx.filter('price = 10')).toEqual([0, 1]);
+    expect(fx.filter('price = 10.0')).toEqual([0]);
+    expect(fx.filter('ok = true')).toEqual([0]);
+    expect(fx.filter('ok = "FALSE"')).toEqual([1]);
+  });
+
+  it('lets != and NOT match documents without the field', () => {
+    expect(fx.filter('color != blue')).toEqual([2, 3, 4]);
+    expect(fx.filter('NOT color = blue')).toEqual([2, 3, 4]);
+    expect(fx.filter('NOT color EXISTS')).toEqual([3]);
+    expect(fx.filter('NOT NOT color = red')).toEqual([2]);
+  });
+
+  it('matches arrays on any element and nested objects by dot path', () => {
+    expect(fx.filter('tags = b')).toEqual([0, 2]);
+    expect(fx.filter('doggos.name = turbo')).toEqual([2]);
+    expect(fx.filter('doggos.age > 5')).toEqual([2]);
+    expect(fx.filter('doggos.age EXISTS')).toEqual([0, 2]);
+    expect(fx.filter('doggos = bobby')).toEqual([]);
+  });
+
+  it('implements EXISTS, IS NULL and IS EMPTY like the reference', () => {
+    expect(fx.filter('note EXISTS')).toEqual([2, 3, 4]);
+    expect(fx.filter('note IS NULL')).toEqual([3]);
+    expect(fx.filter('nested.deep IS NULL')).toEqual([1]);
+    expect(fx.filter('tags IS NULL')).toEqual([]);
+    expect(fx.filter('tags IS EMPTY')).toEqual([1]);
+    expect(fx.filter('note IS EMPTY OR obj IS EMPTY')).toEqual([2, 3]);
+    expect(fx.filter('note IS NOT EMPTY')).toEqual([0, 1, 3, 4]);
+    expect(fx.filter('tags EXISTS')).toEqual([0, 1, 2, 3]);
+  });
+
+  it('evaluates ranges on numbers (inclusive TO) and on strings', () => {
+    expect(fx.filter('price 3 TO 10')).toEqual([0, 3]);
+    expect(fx.filter('price > 3')).toEqual([0, 2, 4]);
+    expect(fx.filter('price >= 3 AND price < 25.5')).toEqual([0, 3]);
+    // No number lies in 10..3, but the string "10" lies in "10".."3".
+    expect(fx.filter('price 10 TO 3')).toEqual([1]);
+    expect(fx.filter('price 30 TO 20')).toEqual([]);
+    expect(fx.filter('color > GREEN')).toEqual([2]);
+    expect(fx.filter('color a TO c')).toEqual([0, 1]);
+  });
+
+  it('evaluates IN, NOT IN, CONTAINS and STARTS WITH', () => {
+    expect(fx.filter('color IN [red, GREEN]')).toEqual([2, 4]);
+    expect(fx.filter('color NOT IN [red, green]')).toEqual([0, 1, 3]);
+    expect(fx.filter('note CONTAINS "LO WO"')).toEqual([4]);
+    expect(fx.filter('cattos STARTS WITH pes')).toEqual([1]);
+  });
+
+  it('combines with precedence and the array form', () => {
+    expect(fx.filter('color = blue OR color = red AND price > 20')).toEqual([0, 1, 2]);
+    expect(fx.filter('(color = blue OR color = red) AND price > 20')).toEqual([2]);
+    expect(fx.filter(['tags = b', ['color = red', 'color = blue']])).toEqual([0, 2]);
+    expect(fx.filter(['', ['']])).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('matches nothing, not even with !=, on a filterable field no document ever had', () => {
+    expect(fx.filter('obj.missing != 1')).toEqual([]);
+  });
+
+  it('refuses non-filterable attributes with the available patterns and the span', () => {
+    expect(fx.filterError('color = blue AND title = x')).toBe(
+      'Attribute `title` is not filterable. Available filterable attribute patterns are: `cattos`, `color`, `doggos`, `id`, `nested`, `note`, `obj`, `ok`, `price`, `tags`.\n18:23 color = blue AND title = x',
+    );
+  });
+
+  it('follows documents through updates, deletions and a restart', async () => {
+    await fx.apply({ 4: { id: 4, color: 'Blue' }, 3: null });
+    expect(fx.filter('color = blue')).toEqual([0, 1, 4]);
+    expect(fx.filter('price = cheap')).toEqual([]);
+    expect(fx.filter('NOT color EXISTS')).toEqual([]);
+    await fx.reopen();
+    expect(fx.filter('color = blue')).toEqual([0, 1, 4]);
+    expect(fx.filter('note IS EMPTY')).toEqual([2]);
+    expect(fx.filter('doggos.name = "gros bill"')).toEqual([2]);
+    await fx.apply({ 3: DOCS[3]!, 4: DOCS[4]! });
+  });
+});
+
+describe('filterable attribute rules', () => {
+  let rx: FacetFixture;
+  beforeAll(async () => {
+    rx = await FacetFixture.open({
+      filterableAttributes: [
+        { attributePatterns: ['genre*'], features: { facetSearch: false, filter: { equality: true, comparison: false } } },
+        { attributePatterns: ['*_at'], features: { facetSearch: false, filter: { equality: true, comparison: true } } },
+        { attributePatterns: ['_*'], features: { facetSearch: false, filter: { equality: true, comparison: true } } },
+        'year',
+      ],
+    });
+    await rx.add([{ genres: 'drama', created_at: 5, year: 2000, _private: 1 }, { genres: 'comedy', created_at: 9, year: 1990 }]);
+  });
+  afterAll(async () => {
+    await rx.close();
+  });
+
+  it('applies the features of the first matching rule', () => {
+    expect(rx.filter('genres = DRAMA')).toEqual([0]);
+    expect(rx.filter('created_at > 6')).toEqual([1]);
+    expect(rx.filter('year 1995 TO 2005')).toEqual([0]);
+    expect(rx.filterError('genres > a')).toBe(
+      'Filter operator `>` is not allowed for the attribute `genres`.\n' +
+        '  - Note: allowed operators: OR, AND, NOT, =, !=, IN, IS EMPTY, IS NULL, EXISTS.\n' +
+        '  - Note: field `genres` matched rule #0 in `filterableAttributes`\n' +
+        '  - Hint: enable comparison in rule #0 by modifying the features.filter object\n' +
+        '  - Hint: prepend another rule matching `genres` with appropriate filter features before rule #0',
+    );
+    expect(rx.filterError('genres 1 TO 2')).toMatch(/^Filter operator `TO` is not allowed/);
+  });
+
+  it('never matches reserved fields with patterns', () => {
+    expect(rx.filter('_private = 1')).toEqual([0]);
+    expect(rx.filterError('_geoRadius(1, 2, 3)')).toBe(
+      'Attribute `_geo/_geojson` is not filterable. Available filterable attribute patterns are: `*_at`, `_*`, `genre*`, `year`.\n12:13 _geoRadius(1, 2, 3)',
+    );
+  });
+});
