@@ -1,6 +1,10 @@
-import { noSearchIndex, type SearchIndexFactory } from './search-index.js';
+import { compositeFactory } from './composite-index.js';
+import { installDocumentFilter } from './facets/document-filter.js';
+import { facetIndexFactory } from './facets/facet-index.js';
+import type { SearchIndexFactory } from './search-index.js';
 
 /** The search structures a node keeps for its indexes. */
 export function defaultSearchFactory(): SearchIndexFactory {
-  return noSearchIndex;
+  installDocumentFilter();
+  return compositeFactory([['facets', facetIndexFactory]]);
 }

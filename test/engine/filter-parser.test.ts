@@ -26,8 +26,7 @@ function show(n: FilterNode): string {
       const c = n.cond;
       const f = tok(n.field);
       if (c.op === 'TO') return `${f} ${tok(c.from)} TO ${tok(c.to)}`;
-      if (c.op === 'EXISTS' || c.op === 'IS NULL' || c.op === 'IS EMPTY') return `${f} ${c.op}`;
-      return `${f} ${c.op} ${tok(c.value)}`;
+      return 'value' in c ? `${f} ${c.op} ${tok(c.value)}` : `${f} ${c.op}`;
     }
   }
 }

@@ -4,6 +4,7 @@ import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-ke
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
 import { projectFields } from '../../engine/documents/project.js';
 import { documentFilterDocids } from '../../engine/documents/filter-hook.js';
+import { checkSortable, parseFilter, parseSort, sortedDocids } from '../../engine/facets/index.js';
 import { taskSummary } from '../../tasks/task.js';
 import { bodyFormat, jsonBody, rawBody } from '../body.js';
 import type { AppContext } from '../context.js';
@@ -87,15 +88,21 @@ async function listDocuments(
   const h = ctx.engine.getIndex(uid);
   const offset = p.offset ?? 0;
   const limit = p.limit ?? 20;
-  if (p.sort && p.sort.length > 0) {
-    throw new ApiError('invalid_document_sort', 'Attribute sorting of documents requires sortable attributes; this index has none configured.');
-  }
+  const criteria = p.sort && p.sort.length > 0 ? parseSort(p.sort, 'invalid_document_sort') : null;
+  if (criteria) checkSortable(criteria, h.meta.settings, 'invalid_document_sort', false);
   let docids: number[] | null = null;
   if (p.ids) docids = ctx.engine.docidsOf(h, p.ids);
   const hasFilter = p.filter !== undefined && p.filter !== null && !(typeof p.filter === 'string' && p.filter.trim() === '');
   if (hasFilter) {
+    parseFilter(p.filter, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
     const matched = await documentFilterDocids(ctx.engine, h, p.filter);
     docids = docids ? docids.filter((d) => matched.has(d)) : [...matched];
+  }
+  if (criteria) {
+    const order = sortedDocids(h, criteria, docids, offset + limit).slice(offset);
+    const docs = await ctx.engine.readDocs(ctx.engine.store, h, order);
+    const total = docids ? new Set(docids).size : h.meta.docCount;
+    return { results: docs.filter((d): d is Doc => d !== null).map((d) => present(d, p.fields, p.retrieveVectors)), offset, limit, total };
   }
   const { results, total } = await ctx.engine.listDocuments(uid, { offset, limit, docids });
   return { results: results.map((d) => present(d, p.fields, p.retrieveVectors)), offset, limit, total };
@@ -285,6 +292,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
           `Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(f)}\`.`,
         );
       }
+      parseFilter(f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
       const task = await ctx.enqueue({
         type: 'documentDeletion',
         indexUid: uid,

@@ -9,6 +9,7 @@ import { settingsRoutes } from './settings.js';
 import { experimentalFeatureRoutes } from './experimental-features.js';
 import { metricsRoutes } from './metrics.js';
 import { keyRoutes } from './keys.js';
+import { facetSearchRoutes } from './facet-search.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
@@ -20,4 +21,5 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   experimentalFeatureRoutes(app, ctx);
   metricsRoutes(app, ctx);
   keyRoutes(app, ctx);
+  facetSearchRoutes(app, ctx);
 }
