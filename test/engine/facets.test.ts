@@ -81,6 +81,36 @@ describe('sorting and distinct', () => {
     expect(desc).toEqual([3, 1, 4, 0, 2]);
   });
 
+  it('orders a few candidates among many values the same way as the postings do', async () => {
+    const many = await FacetFixture.open({ sortableAttributes: ['v'] });
+    const docs = Array.from({ length: 300 }, (_, i) =>
+      i % 7 === 0 ? {} : i % 5 === 0 ? { v: `s${(i * 37) % 101}` } : i % 11 === 0 ? { v: [i % 13, `t${i}`] } : { v: (i * 7919) % 1000 },
+    );
+    await many.add(docs);
+    const cands = [3, 14, 22, 35, 44, 49, 50, 77, 88, 99, 110, 121, 143, 150, 299];
+    // Reference order: numbers first (smallest/largest), then strings, then missing; ties by docid.
+    const key = (d: number, asc: boolean): [number, number | string] => {
+      const raw = (docs[d] as { v?: unknown }).v;
+      const vals = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+      const nums = vals.filter((x): x is number => typeof x === 'number');
+      const strs = vals.filter((x): x is string => typeof x === 'string').sort();
+      if (nums.length) return [0, asc ? Math.min(...nums) : Math.max(...nums)];
+      if (strs.length) return [1, asc ? strs[0]! : strs[strs.length - 1]!];
+      return [2, 0];
+    };
+    for (const asc of [true, false]) {
+      const expected = [...cands].sort((a, b) => {
+        const [ka, va] = key(a, asc);
+        const [kb, vb] = key(b, asc);
+        if (ka !== kb) return ka - kb;
+        if (va !== vb) return (va < vb ? -1 : 1) * (asc || ka === 2 ? 1 : -1);
+        return a - b;
+      });
+      expect(sortDocids(many.index.state, [parseSortExpression(`v:${asc ? 'asc' : 'desc'}`)], Bitmap.of(cands))).toEqual(expected);
+    }
+    await many.close();
+  });
+
   it('sorts by distance to a point with _geoPoint, documents without _geo last', () => {
     const paris = parseSortExpression('_geoPoint(48.85, 2.35):asc');
     const b = [...sortBuckets(fx.index.state, paris, all())];

@@ -9,6 +9,6 @@ import { facetStateOf, filterBitmap } from './index.js';
 export function installDocumentFilter(): void {
   setFilterResolver(async (_engine, h, filter) => {
     const matched = filterBitmap(h, filter, { code: 'invalid_document_filter', containsFilter: true });
-    return new Set(matched ?? facetStateOf(h).all);
+    return new Set(matched ? matched.toArray() : facetStateOf(h).all);
   });
 }

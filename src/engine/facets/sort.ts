@@ -4,6 +4,7 @@ import { byteOrder, isFacetedBy } from '../filter/rules.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { Bitmap } from './bitmap.js';
 import type { FacetState } from './facet-state.js';
+import type { FieldFacets } from './field-facets.js';
 import { haversine } from './geo.js';
 
 export type SortCriterion =
@@ -115,6 +116,12 @@ export function* sortBuckets(state: FacetState, c: SortCriterion, candidates: Bi
     }
   } else {
     const field = state.field(c.field);
+    const values = field ? field.numberKeys().length + field.stringKeys().length : 0;
+    if (field && remaining.size() * 8 < values) {
+      // Few candidates among many values: rank the candidates by their own values instead.
+      yield* fewCandidates(field, c.ascending, remaining);
+      return;
+    }
     if (field) {
       const nums = field.numberKeys();
       for (let k = 0; k < nums.length; k++) {
@@ -132,6 +139,43 @@ export function* sortBuckets(state: FacetState, c: SortCriterion, candidates: Bi
   }
   const rest = [...remaining];
   if (rest.length > 0) yield { docids: rest, value: null };
+}
+
+/** Buckets of a small candidate set, from the per-document values of the field. */
+function* fewCandidates(field: FieldFacets, ascending: boolean, candidates: Bitmap): Generator<SortBucket> {
+  const fwd = field.forward();
+  const numCount = field.numberKeys().length;
+  const strCount = field.stringKeys().length;
+  // Numbers come before strings in both directions; within each kind the direction applies.
+  const rankOf = (slot: number) =>
+    ascending ? slot : slot < numCount ? numCount - 1 - slot : numCount + strCount - 1 - (slot - numCount);
+  const ranked: [number, number, number][] = [];
+  const missing: number[] = [];
+  const limit = fwd.offsets.length - 1;
+  for (const d of candidates) {
+    let best = Infinity;
+    let bestSlot = -1;
+    if (d < limit) {
+      for (let i = fwd.offsets[d]!; i < fwd.offsets[d + 1]!; i++) {
+        const r = rankOf(fwd.values[i]!);
+        if (r < best) {
+          best = r;
+          bestSlot = fwd.values[i]!;
+        }
+      }
+    }
+    if (bestSlot < 0) missing.push(d);
+    else ranked.push([best, d, bestSlot]);
+  }
+  ranked.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  for (let i = 0; i < ranked.length; ) {
+    const [rank, , slot] = ranked[i]!;
+    const docids: number[] = [];
+    for (; i < ranked.length && ranked[i]![0] === rank; i++) docids.push(ranked[i]![1]);
+    const v = fwd.slots[slot]!;
+    yield { docids, value: typeof v === 'number' ? v : v.key };
+  }
+  if (missing.length > 0) yield { docids: missing, value: null };
 }
 
 function take(remaining: Bitmap, posting: Uint32Array): number[] {

@@ -95,7 +95,7 @@ export class FilterEvaluator {
       }
       case 'condition': {
         const target = this.target(node.field);
-        return target ? this.condition(target, node.cond) : new Bitmap(this.cap);
+        return target ? this.condition(target, node.cond, hint) : new Bitmap(this.cap);
       }
       case 'geoRadius':
         return this.geoRadius(node);
@@ -113,7 +113,8 @@ export class FilterEvaluator {
     return field && m ? { field, ...m } : null;
   }
 
-  private condition(t: { field: FieldFacets; features: AttributeFeatures; ruleIndex: number }, cond: Condition): Bitmap {
+  /** `hint`: documents the caller will intersect the result with; a range may then look only at those. */
+  private condition(t: { field: FieldFacets; features: AttributeFeatures; ruleIndex: number }, cond: Condition, hint: Bitmap | null = null): Bitmap {
     const { field, features } = t;
     const refuse = () => new FilterError(operatorNotAllowedMessage(field.name, cond.op, features, t.ruleIndex), null, '', true);
     const out = new Bitmap(this.cap);
@@ -138,8 +139,17 @@ export class FilterEvaluator {
       case 'TO': {
         if (!features.comparison) throw refuse();
         const [lo, hi] = this.bounds(cond);
-        if (lo.n !== undefined && hi.n !== undefined) field.orNumberRange(out, lo.n, hi.n);
-        field.orStringRange(out, lo.s, hi.s);
+        const nums = lo.n !== undefined && hi.n !== undefined ? field.numberRange(lo.n, hi.n) : ([0, 0] as [number, number]);
+        const strs = field.stringRange(lo.s, hi.s);
+        const nr = field.numberRuns();
+        const sr = field.stringRuns();
+        const postings = nr.offsets[nums[1]]! - nr.offsets[nums[0]]! + sr.offsets[strs[1]]! - sr.offsets[strs[0]]!;
+        if (hint && hint.size() * 4 < postings) {
+          field.orRangeAmong(out, hint, nums, strs);
+        } else {
+          out.addSorted(nr.docids.subarray(nr.offsets[nums[0]], nr.offsets[nums[1]]));
+          out.addSorted(sr.docids.subarray(sr.offsets[strs[0]], sr.offsets[strs[1]]));
+        }
         return out;
       }
       case 'EXISTS':
