@@ -25,15 +25,26 @@ function minBuf(a: Buffer | undefined, b: Buffer | undefined): Buffer | undefine
 async function* scanDb(db: RocksDB, opts: ScanOptions): AsyncGenerator<KvEntry> {
   let gte = opts.gte;
   let lt = opts.lt;
+  let gt = opts.gt;
+  let lte = opts.lte;
   if (opts.prefix) {
     gte = maxBuf(gte, opts.prefix);
     lt = minBuf(lt, prefixEnd(opts.prefix));
   }
+  // The binding honours one bound per side (given gte and gt it yields nothing): keep the tighter.
+  if (gt && gte) {
+    if (Buffer.compare(gt, gte) >= 0) gte = undefined;
+    else gt = undefined;
+  }
+  if (lt && lte) {
+    if (Buffer.compare(lte, lt) < 0) lt = undefined;
+    else lte = undefined;
+  }
   const range = {
-    gt: opts.gt ?? null,
+    gt: gt ?? null,
     gte: gte ?? null,
     lt: lt ?? null,
-    lte: opts.lte ?? null,
+    lte: lte ?? null,
     reverse: opts.reverse ?? false,
     limit: opts.limit ?? Infinity,
     values: !opts.keysOnly,
