@@ -71,13 +71,13 @@ export function registerClusterService(r: RaftReplicator, httpAddr: string): voi
     join: (call: grpc.ServerUnaryCall<JoinRequest, JoinResponse>, cb: grpc.sendUnaryData<JoinResponse>) => {
       const denied = t.authorize(call, 'Join');
       if (denied) return cb(denied);
-      const { nodeId, raftAddr } = call.request;
+      const { nodeId, raftAddr, rejoin } = call.request;
       if (!/^[A-Za-z0-9_-]+$/.test(nodeId) || !/^.+:\d+$/.test(raftAddr)) {
         return cb(null, { accepted: false, leaderId: r.leaderId() ?? '', message: 'a node id and a host:port Raft address are required', members: [] });
       }
       // Any member may be asked: a follower passes the request on to the leader.
       r.membership
-        .addNode(nodeId, raftAddr)
+        .addNode(nodeId, raftAddr, rejoin)
         .then(() =>
           cb(null, {
             accepted: true,

@@ -1,6 +1,6 @@
 import { ApiError } from '../errors/api-error.js';
 import type { StatusResponse } from '../gen/trine/v1/cluster.js';
-import { ProposalError, type ConfChange } from '../raft/core/index.js';
+import { ProposalError, type ConfChange, type ConfState } from '../raft/core/index.js';
 import { encodeContext, type PeerSpec } from './cluster-peers.js';
 import type { RaftReplicator } from './raft-replicator.js';
 import type { ClusterMember, ClusterView } from './replicator.js';
@@ -33,24 +33,33 @@ export class Membership {
     this.timer = null;
   }
 
-  /** Asks the other initial members whether a cluster already exists; the highest term seen if so. */
-  async probeExisting(others: PeerSpec[]): Promise<{ term: number } | null> {
+  /**
+   * Asks the other initial members whether a cluster already exists: the highest term seen,
+   * and the address of a member that knows a leader (null while the cluster is still forming).
+   */
+  async probeExisting(others: PeerSpec[]): Promise<{ term: number; via: string | null } | null> {
     const answers = await Promise.allSettled(others.map((p) => this.r.peers.status(p.id, 1500)));
     let term = -1;
-    for (const a of answers) {
-      if (a.status === 'fulfilled' && a.value.commitIndex > 0) term = Math.max(term, a.value.term);
-    }
-    return term >= 0 ? { term } : null;
+    let via: string | null = null;
+    answers.forEach((a, i) => {
+      if (a.status !== 'fulfilled' || a.value.commitIndex === 0) return;
+      term = Math.max(term, a.value.term);
+      if (a.value.leaderId) via ??= others[i]!.addr;
+    });
+    return term >= 0 ? { term, via } : null;
   }
 
-  /** A new node asks a member to add it; it learns the members' addresses from the answer. */
-  async join(addr: string): Promise<void> {
+  /**
+   * A new node asks a member to add it (`rejoin`: a member that lost its data asks to be
+   * reset); it learns the members' addresses from the answer.
+   */
+  async join(addr: string, rejoin = false): Promise<void> {
     const r = this.r;
     const deadline = Date.now() + JOIN_PATIENCE_MS;
     let last = '';
     for (;;) {
       try {
-        const res = await r.peers.joinVia(addr, { nodeId: r.nodeId, raftAddr: r.raftAddr, httpAddr: r.httpAddr }, 10_000);
+        const res = await r.peers.joinVia(addr, { nodeId: r.nodeId, raftAddr: r.raftAddr, httpAddr: r.httpAddr, rejoin }, 15_000);
         if (res.accepted) {
           for (const m of res.members) {
             if (m.id === r.nodeId || !m.raftAddr || !r.peers.setAddress(m.id, m.raftAddr)) continue;
@@ -59,7 +68,7 @@ export class Membership {
           const wb = r.d.store.batch();
           r.peers.stage(wb);
           await wb.commit({ sync: true });
-          r.d.log.info({ via: addr, leader: res.leaderId }, 'joined the cluster as a learner');
+          r.d.log.info({ via: addr, leader: res.leaderId }, rejoin ? 'rejoined the cluster as a learner' : 'joined the cluster as a learner');
           return;
         }
         last = res.message;
@@ -98,21 +107,36 @@ export class Membership {
     }
   }
 
-  async addNode(id: string, raftAddr: string): Promise<void> {
-    const r = this.r;
-    if (!r.isLeader()) {
-      const res = await r.peers.joinVia(r.peers.raftAddress(this.leaderOrThrow())!, { nodeId: id, raftAddr, httpAddr: '' }, r.writeTimeoutMs);
-      if (!res.accepted) throw new ApiError('bad_request', `The leader refused to add node \`${id}\`: ${res.message}`);
-      return;
-    }
-    await this.addNodeAsLeader(id, raftAddr);
+  /** The leader applied a change: wait (bounded) until this node has too, so that its answer shows it. */
+  private async applied(pred: (cs: ConfState) => boolean): Promise<void> {
+    await this.r.waitUntil(() => pred(this.r.currentConfState()), this.r.writeTimeoutMs);
   }
 
-  async addNodeAsLeader(id: string, raftAddr: string): Promise<void> {
+  async addNode(id: string, raftAddr: string, rejoin = false): Promise<void> {
     const r = this.r;
-    const cs = r.driver.status().confState;
-    // Asked again (a retried join): it is already in, nothing to change.
-    if (cs.voters.includes(id) || cs.learners.includes(id)) return;
+    if (!r.isLeader()) {
+      const leaderAddr = r.peers.raftAddress(this.leaderOrThrow())!;
+      const res = await r.peers.joinVia(leaderAddr, { nodeId: id, raftAddr, httpAddr: '', rejoin }, r.writeTimeoutMs);
+      if (!res.accepted) throw new ApiError('bad_request', `The leader refused to add node \`${id}\`: ${res.message}`);
+      await this.applied((cs) => cs.voters.includes(id) || cs.learners.includes(id));
+      return;
+    }
+    await this.addNodeAsLeader(id, raftAddr, rejoin);
+  }
+
+  async addNodeAsLeader(id: string, raftAddr: string, rejoin = false): Promise<void> {
+    const r = this.r;
+    const st = r.driver.status();
+    const cs = st.confState;
+    if (cs.voters.includes(id) || cs.learners.includes(id)) {
+      // A member that lost its data while this leader believes it holds entries would be sent a
+      // commit index beyond its log: remove it and add it back, so that it starts from nothing.
+      // Otherwise (a retried join, a member that never held anything) there is nothing to change.
+      if (!rejoin || (st.progress[id]?.match ?? 0) === 0) return;
+      if (id === r.nodeId) throw new ApiError('bad_request', 'The leader cannot reset itself.');
+      r.d.log.warn({ node: id }, 'a member lost its data: removing it and adding it back as a learner');
+      await this.change({ type: 'removeNode', nodeId: id });
+    }
     if (r.peers.setAddress(id, raftAddr)) r.transport?.setPeer(id, raftAddr);
     await this.change({ type: 'addLearner', nodeId: id, context: encodeContext({ raftAddr }) });
   }
@@ -125,6 +149,7 @@ export class Membership {
     if (!r.isLeader()) {
       const res = await r.peers.leave(this.leaderOrThrow(), id, r.writeTimeoutMs);
       if (!res.accepted) throw new ApiError('bad_request', `The leader refused to remove node \`${id}\`: ${res.message}`);
+      await this.applied((cs) => !cs.voters.includes(id) && !cs.learners.includes(id));
       return;
     }
     await this.removeNodeAsLeader(id);

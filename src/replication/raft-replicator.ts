@@ -101,6 +101,7 @@ export class RaftReplicator implements Replicator {
   peers!: ClusterPeers;
   membership!: Membership;
   removed = false;
+  private rejoining = false;
   private readonly pending = new Map<number, PendingProposal>();
   private readonly appliedWaiters = new Set<() => void>();
   private confState: ConfState = { voters: [], learners: [] };
@@ -171,6 +172,7 @@ export class RaftReplicator implements Replicator {
     this.membership = new Membership(this);
 
     let bootstrap: string[] | null = null;
+    let rejoinVia: string | null = null;
     if (this.logStore.isEmpty()) {
       if (options.peers.length > 0) {
         // Construct the transport early: probing the others needs its credentials.
@@ -185,6 +187,8 @@ export class RaftReplicator implements Replicator {
           RaftLogStore.stageHardState(wb, hard);
           await wb.commit({ sync: true });
           this.logStore.memory.setHardState(hard);
+          // A running cluster's leader may believe this node still holds its old log.
+          rejoinVia = seen.via;
         } else bootstrap = options.peers.map((p) => p.id);
       } else if (options.join === null) bootstrap = [options.nodeId];
     }
@@ -224,7 +228,14 @@ export class RaftReplicator implements Replicator {
     // A group of one need not wait for an election timeout to elect itself.
     const voters = node.confState().voters;
     if (voters.length === 1 && voters[0] === options.nodeId) this.driver.campaign();
-    if (options.join !== null && this.logStore.isEmpty()) await this.membership.join(options.join);
+    if (rejoinVia !== null) {
+      this.rejoining = true;
+      try {
+        await this.membership.join(rejoinVia, true);
+      } finally {
+        this.rejoining = false;
+      }
+    } else if (options.join !== null && this.logStore.isEmpty()) await this.membership.join(options.join);
     this.membership.start();
   }
 
@@ -235,7 +246,11 @@ export class RaftReplicator implements Replicator {
       peers: this.peers.raftAddresses(),
       secret: options.clusterSecret,
       tls,
-      onMessage: (m) => this.driver?.step(m),
+      // While rejoining, the leader's messages assume the log this node lost: ignore them until
+      // the leader has reset this node's membership.
+      onMessage: (m) => {
+        if (!this.rejoining) this.driver?.step(m);
+      },
       onUnreachable: (id) => this.driver?.reportUnreachable(id),
       onSnapshotSent: (id, ok) => this.driver?.reportSnapshot(id, ok),
       snapshotSource: stateSnapshotSource(store),
@@ -279,9 +294,10 @@ export class RaftReplicator implements Replicator {
         const cc = decodeConfChange(e.data);
         this.confState = applyConfChange(this.confState, cc);
         addressesChanged = this.peers.applyConfChange(cc);
-        if (cc.type === 'removeNode' && cc.nodeId === this.nodeId) {
-          this.removed = true;
-          this.d.log.warn({ index: e.index }, 'this node was removed from the cluster');
+        if (cc.nodeId === this.nodeId) {
+          // Added back after a removal (a rejoin after data loss): a member again.
+          this.removed = cc.type === 'removeNode';
+          if (this.removed) this.d.log.warn({ index: e.index }, 'this node was removed from the cluster');
         }
         // Only a removal or a new address touches the transport: the bootstrap entries carry
         // no address, and a node that joined knows the members' addresses from its join.
@@ -324,6 +340,7 @@ export class RaftReplicator implements Replicator {
     await finishInstall(wb, path);
     this.logStore.commitInstalledSnapshot(s.meta);
     this.confState = s.meta.confState;
+    this.removed = ![...s.meta.confState.voters, ...s.meta.confState.learners].includes(this.nodeId);
     for (const [index, p] of this.pending) {
       if (index <= s.meta.index) {
         this.pending.delete(index);
