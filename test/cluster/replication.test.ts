@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestCluster } from '../helpers/cluster.js';
+import { digest, lostWrites, waitConverged, WriteLoad, type NodeState } from '../helpers/cluster-state.js';
+
+let c: TestCluster;
+
+beforeAll(async () => {
+  c = await TestCluster.start();
+});
+
+afterAll(async () => {
+  await c?.stop();
+});
+
+async function post(url: string, path: string, body: unknown): Promise<Response> {
+  return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+function expectIdentical(states: NodeState[]): void {
+  expect(states.length).toBeGreaterThan(1);
+  for (const s of states.slice(1)) expect(s).toEqual(states[0]);
+  expect(new Set(states.map(digest)).size).toBe(1);
+}
+
+describe('a three-node cluster', () => {
+  it('replicates writes made through a follower, with the same task uids and outcomes everywhere', async () => {
+    const lead = await c.waitForLeader();
+    const [follower, other] = [0, 1, 2].filter((i) => i !== lead) as [number, number];
+    const acked: number[] = [];
+    for (let k = 0; k < 5; k++) {
+      const r = await post(c.url(follower), '/indexes/movies/documents', [{ id: k, title: `movie ${k}` }]);
+      expect(r.status).toBe(202);
+      const body = (await r.json()) as { taskUid: number; status: string; type: string };
+      expect(body).toMatchObject({ status: 'enqueued', type: 'documentAdditionOrUpdate' });
+      acked.push(body.taskUid);
+    }
+    expect([...acked].sort((a, b) => a - b)).toEqual(acked);
+    expect(new Set(acked).size).toBe(acked.length);
+
+    // The follower answered after applying the entry itself: the task is known there at once.
+    const own = await fetch(`${c.url(follower)}/tasks/${acked[4]}`);
+    expect(own.status).toBe(200);
+
+    const states = await waitConverged([0, 1, 2].map((i) => c.url(i)), acked);
+    expectIdentical(states);
+    expect(states[0]!.documents['movies']!.map((d) => d['id'])).toEqual([0, 1, 2, 3, 4]);
+    for (const uid of acked) {
+      expect(states[other]!.tasks.find((t) => t['uid'] === uid)).toMatchObject({ status: 'succeeded', indexUid: 'movies' });
+    }
+  });
+
+  it('shows every member in GET /cluster on any node', async () => {
+    const lead = await c.waitForLeader();
+    for (const i of [0, 1, 2]) {
+      const v = await c.view(i);
+      expect(v.nodeId).toBe(c.ids[i]);
+      expect(v.leader).toBe(c.ids[lead]);
+      expect(v.members.map((m) => m.id).sort()).toEqual(['n1', 'n2', 'n3']);
+      expect(v.members.filter((m) => m.role === 'leader').map((m) => m.id)).toEqual([c.ids[lead]]);
+      for (const m of v.members) {
+        expect(m).toMatchObject({ voter: true, reachable: true, term: v.term });
+        expect(m.httpAddr).toBe(c.url(c.indexOf(m.id)).replace('http://', ''));
+        expect(m.appliedIndex).toBeGreaterThan(0);
+        expect(m.commitIndex).toBeGreaterThanOrEqual(m.appliedIndex!);
+        expect(m.lag).toBeGreaterThanOrEqual(0);
+      }
+    }
+  });
+
+  it('answers a read only once the node has processed the task named in Trine-Wait-For-Task', async () => {
+    const lead = await c.waitForLeader();
+    const [writeTo, readFrom] = [0, 1, 2].filter((i) => i !== lead) as [number, number];
+    const r = await post(c.url(writeTo), '/indexes/ryw/documents', [{ id: 'fresh', v: 1 }]);
+    const { taskUid } = (await r.json()) as { taskUid: number };
+    const read = await fetch(`${c.url(readFrom)}/indexes/ryw/documents/fresh`, {
+      headers: { 'Trine-Wait-For-Task': String(taskUid), 'Trine-Wait-Timeout': '30000' },
+    });
+    expect(read.status).toBe(200);
+    expect(await read.json()).toEqual({ id: 'fresh', v: 1 });
+    const task = (await (await fetch(`${c.url(readFrom)}/tasks/${taskUid}`)).json()) as { status: string };
+    expect(task.status).toBe('succeeded');
+
+    const future = await fetch(`${c.url(readFrom)}/indexes/ryw/documents/fresh`, {
+      headers: { 'Trine-Wait-For-Task': String(taskUid + 1000), 'Trine-Wait-Timeout': '200' },
+    });
+    expect(future.status).toBe(503);
+    expect(await future.json()).toMatchObject({ code: 'cluster_unavailable', type: 'system' });
+
+    const bad = await fetch(`${c.url(readFrom)}/indexes/ryw/documents/fresh`, { headers: { 'Trine-Wait-For-Task': 'soon' } });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: 'invalid_header_value' });
+  });
+
+  it('keeps every acknowledged write when the leader is killed -9 under load, and accepts writes again', async () => {
+    const load = new WriteLoad(() => c.alive().map((i) => c.url(i)), 'load');
+    try {
+      await load.waitForAcks(30);
+      const old = await c.waitForLeader();
+      await c.kill(old, 'SIGKILL');
+      const survivors = c.alive();
+      const lead = await c.waitForLeader(survivors);
+      expect(lead).not.toBe(old);
+      // Writes are accepted again, through both survivors.
+      await load.waitForAcks(30);
+      const after = new Set(load.acks.slice(-30).map((a) => a.via));
+      expect(after.size).toBe(2);
+      await c.restart(old);
+      await load.waitForAcks(15);
+    } finally {
+      await load.stop();
+    }
+    const states = await waitConverged([0, 1, 2].map((i) => c.url(i)), load.acked);
+    expectIdentical(states);
+    expect(lostWrites(states[0]!, 'load', load)).toEqual([]);
+  });
+});
