@@ -1,0 +1,134 @@
+// The engine's search structures for one index, behind the SearchIndex contract used by
+// the batch processor: prepare/rebuild compute the next state and its writes, publish
+// swaps it in once the write batch is committed.
+
+import type { Doc } from '../documents/primary-key.js';
+import type { IndexHandle } from '../index-handle.js';
+import type {
+  DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory,
+} from '../search-index.js';
+import type { IndexSettings } from '../settings/settings.js';
+import { valueAttributes } from './field-values.js';
+import { applyChanges, buildFromDocuments, emptyState, type IndexState, type StagedState } from './index-state.js';
+import { IndexKeys, loadState, writeDelta, writeFull } from './persistence.js';
+import { buildSynonyms } from './synonyms.js';
+import { FieldRules } from './field-table.js';
+import { Yielder } from './yielder.js';
+
+/** The parts of the settings that change what is stored; anything else is query time only. */
+export function indexingKey(s: IndexSettings): string {
+  return JSON.stringify([
+    s.searchableAttributes,
+    s.stopWords,
+    s.separatorTokens,
+    s.nonSeparatorTokens,
+    s.dictionary,
+    s.localizedAttributes,
+    s.prefixSearch,
+    valueAttributes(s),
+  ]);
+}
+
+/** The same structures answering with other query-time settings. */
+function withSettings(state: IndexState, settings: IndexSettings): IndexState {
+  return {
+    ...state,
+    settings,
+    rules: new FieldRules(state.names, settings),
+    synonyms: buildSynonyms(settings, state.tokenizer),
+    memo: new Map(),
+  };
+}
+
+export class TrineSearchIndex implements SearchIndex {
+  private constructor(
+    private readonly keys: IndexKeys,
+    private current: IndexState,
+  ) {}
+
+  static async open(ctx: SearchIndexContext): Promise<TrineSearchIndex> {
+    // A child space of its own, so other structures can share the index's search space.
+    const keys = new IndexKeys(ctx.space.child('t'));
+    const state = await loadState(ctx.store, keys, ctx.settings, new Yielder());
+    return new TrineSearchIndex(keys, state);
+  }
+
+  /** The published state; searches keep the one they started with. */
+  get state(): IndexState {
+    return this.current;
+  }
+
+  async prepare(changes: readonly DocChange[], settings: IndexSettings, opts: { reset?: boolean } = {}): Promise<PreparedIndexUpdate> {
+    const yielder = new Yielder();
+    let base = this.current;
+    const fresh = opts.reset || indexingKey(base.settings) !== indexingKey(settings);
+    if (fresh) {
+      const docs: [number, Doc][] = [];
+      for (const c of changes) if (c.after) docs.push([c.docid, c.after]);
+      if (!opts.reset) {
+        // Settings and stored structures disagree: only a full rebuild can reconcile them.
+        for (let d = 0; d < base.records.length; d++) {
+          if (base.records[d] && !changes.some((c) => c.docid === d)) throw new Error('index structures are out of date with the settings');
+        }
+      }
+      return this.full(await buildFromDocuments(settings, docs, yielder));
+    }
+    if (base.settings !== settings) base = withSettings(base, settings);
+    const staged = await applyChanges(base, changes, yielder);
+    const { words, base: wordBase } = newWordsOf(staged);
+    const changed = changes.map((c) => c.docid);
+    return {
+      write: (wb) => writeDelta(wb, this.keys, staged, changed, words, wordBase),
+      publish: () => {
+        staged.commitTables();
+        this.current = staged.state;
+      },
+    };
+  }
+
+  async rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings): Promise<PreparedIndexUpdate> {
+    if (indexingKey(this.current.settings) === indexingKey(settings)) {
+      const next = withSettings(this.current, settings);
+      return { write() {}, publish: () => void (this.current = next) };
+    }
+    return this.full(await buildFromDocuments(settings, docs(), new Yielder()));
+  }
+
+  private full(staged: StagedState): PreparedIndexUpdate {
+    const { words } = newWordsOf(staged);
+    return {
+      write: (wb) => writeFull(wb, this.keys, staged, words),
+      publish: () => {
+        staged.commitTables();
+        this.current = staged.state;
+      },
+    };
+  }
+}
+
+/** Words a staged state adds to the shared table, in id order, and the id of the first. */
+function newWordsOf(staged: StagedState): { words: string[]; base: number } {
+  const s = staged.state;
+  const base = s.words.size;
+  const n = s.wordCount - base;
+  if (n <= 0) return { words: [], base };
+  const words = new Array<string>(n);
+  const sorted = s.sorted;
+  for (let i = 0; i < sorted.size; i++) {
+    const id = sorted.ids[i]!;
+    if (id >= base) words[id - base] = sorted.words[i]!;
+  }
+  return { words, base };
+}
+
+export const trineSearchFactory: SearchIndexFactory = {
+  open: (ctx) => TrineSearchIndex.open(ctx),
+};
+
+/** The search state of an open index, or null when the node keeps no search structures. */
+export function searchStateOf(handle: IndexHandle): IndexState | null {
+  const s = handle.search;
+  return s instanceof TrineSearchIndex ? s.state : null;
+}
+
+export { emptyState };

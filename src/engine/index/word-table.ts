@@ -1,0 +1,201 @@
+// The word dictionary: word ↔ word id, and a sorted view for prefix and typo lookups.
+//
+// Word ids are dense and append-only, so posting lists and document records can be
+// arrays indexed by id. Words that no document uses any more keep their id (their
+// posting list is simply empty) until the next full rebuild renumbers everything.
+
+/** Word ids shared by all states of an index; new words become visible at publish. */
+export class WordTable {
+  readonly words: string[] = [];
+  private readonly ids = new Map<string, number>();
+
+  constructor(words: readonly string[] = []) {
+    for (const w of words) this.append(w);
+  }
+
+  get size(): number {
+    return this.words.length;
+  }
+
+  id(word: string): number | undefined {
+    return this.ids.get(word);
+  }
+
+  private append(word: string): void {
+    this.ids.set(word, this.words.length);
+    this.words.push(word);
+  }
+
+  /** A scratch space for one batch: new words get ids after the published ones. */
+  stage(): WordStage {
+    return new WordStage(this);
+  }
+
+  /** Makes a stage's words permanent. */
+  commit(stage: WordStage): void {
+    if (stage.base !== this.words.length) throw new Error('word table changed under a staged batch');
+    for (const w of stage.added) this.append(w);
+  }
+}
+
+export class WordStage {
+  readonly base: number;
+  readonly added: string[] = [];
+  private readonly fresh = new Map<string, number>();
+
+  constructor(private readonly table: WordTable) {
+    this.base = table.size;
+  }
+
+  get size(): number {
+    return this.base + this.added.length;
+  }
+
+  idOf(word: string): number {
+    const known = this.table.id(word);
+    if (known !== undefined) return known;
+    let id = this.fresh.get(word);
+    if (id === undefined) {
+      id = this.base + this.added.length;
+      this.fresh.set(word, id);
+      this.added.push(word);
+    }
+    return id;
+  }
+
+  word(id: number): string {
+    return id < this.base ? this.table.words[id]! : this.added[id - this.base]!;
+  }
+}
+
+function lowerBound(sorted: readonly string[], key: string, lo = 0, hi = sorted.length): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** First character (code point) of a word, as a string. */
+export function firstChar(word: string): string {
+  const c = word.charCodeAt(0);
+  return c >= 0xd800 && c <= 0xdbff && word.length > 1 ? word.slice(0, 2) : word.slice(0, 1);
+}
+
+/**
+ * Every word in code-unit order (the order of the reference's FST for the common
+ * scripts), with the word ids alongside. Immutable: a batch that adds words builds a
+ * new one by merging.
+ */
+export class SortedWords {
+  /** Distinct first characters, for the typo rule that allows changing the first one. */
+  readonly firstChars: string[];
+
+  constructor(
+    readonly words: string[],
+    readonly ids: Uint32Array,
+  ) {
+    const firsts: string[] = [];
+    let last = '';
+    for (const w of words) {
+      const f = firstChar(w);
+      if (f !== last) {
+        firsts.push(f);
+        last = f;
+      }
+    }
+    this.firstChars = firsts;
+  }
+
+  static empty(): SortedWords {
+    return new SortedWords([], new Uint32Array(0));
+  }
+
+  static build(table: { words: readonly string[] }): SortedWords {
+    const order = Array.from(table.words.keys());
+    const w = table.words;
+    order.sort((a, b) => (w[a]! < w[b]! ? -1 : w[a]! > w[b]! ? 1 : 0));
+    return new SortedWords(order.map((i) => w[i]!), Uint32Array.from(order));
+  }
+
+  /** A new view with `added` (id, word) pairs merged in. */
+  merge(added: readonly { id: number; word: string }[]): SortedWords {
+    if (added.length === 0) return this;
+    const extra = [...added].sort((a, b) => (a.word < b.word ? -1 : a.word > b.word ? 1 : 0));
+    const n = this.words.length + extra.length;
+    const words = new Array<string>(n);
+    const ids = new Uint32Array(n);
+    let i = 0;
+    let j = 0;
+    for (let k = 0; k < n; k++) {
+      if (j >= extra.length || (i < this.words.length && this.words[i]! < extra[j]!.word)) {
+        words[k] = this.words[i]!;
+        ids[k] = this.ids[i]!;
+        i++;
+      } else {
+        words[k] = extra[j]!.word;
+        ids[k] = extra[j]!.id;
+        j++;
+      }
+    }
+    return new SortedWords(words, ids);
+  }
+
+  get size(): number {
+    return this.words.length;
+  }
+
+  /** Index range [lo, hi) of the words starting with `prefix`. */
+  prefixRange(prefix: string, lo = 0, hi = this.words.length): [number, number] {
+    const a = lowerBound(this.words, prefix, lo, hi);
+    const b = lowerBound(this.words, prefix + '\uffff', a, hi);
+    return [a, b];
+  }
+
+  private table: Uint8Array[] | null = null;
+
+  /**
+   * Sparse table of range minima over the common-prefix lengths of neighbours
+   * (capped at 255), so the end of a run of words sharing a prefix is found without
+   * comparing strings. Built on first use.
+   */
+  private lcpTable(): Uint8Array[] {
+    if (this.table) return this.table;
+    const n = this.words.length;
+    const lcp = new Uint8Array(n);
+    for (let i = 1; i < n; i++) {
+      const a = this.words[i - 1]!;
+      const b = this.words[i]!;
+      const lim = Math.min(a.length, b.length, 255);
+      let l = 0;
+      while (l < lim && a.charCodeAt(l) === b.charCodeAt(l)) l++;
+      lcp[i] = l;
+    }
+    const levels = [lcp];
+    for (let k = 1; 1 << k <= n; k++) {
+      const prev = levels[k - 1]!;
+      const half = 1 << (k - 1);
+      const cur = new Uint8Array(n - (1 << k) + 1);
+      for (let i = 0; i < cur.length; i++) cur[i] = Math.min(prev[i]!, prev[i + half]!);
+      levels.push(cur);
+    }
+    this.table = levels;
+    return levels;
+  }
+
+  /** End (exclusive, at most hi) of the run of words sharing words[i]'s first `len` code units. */
+  endOfPrefix(i: number, len: number, hi = this.words.length): number {
+    if (len > 255) {
+      const prefix = this.words[i]!.slice(0, len);
+      return lowerBound(this.words, prefix + '\uffff', i, hi);
+    }
+    const t = this.lcpTable();
+    let j = i + 1;
+    for (let k = t.length - 1; k >= 0; k--) {
+      const span = 1 << k;
+      if (j + span <= hi && t[k]![j]! >= len) j += span;
+    }
+    return j;
+  }
+}

@@ -1,0 +1,82 @@
+// `attribute`: the reference's attribute rank then word position, reported together.
+// Attribute rank: each term costs the weight of the best searchable attribute holding it
+// (its index in `searchableAttributes`; 0 for every field with `["*"]`), times its words.
+// Word position: each term costs how far (bucketed) its position in the attribute is
+// from its position in the query. Both are minimized over tilings; the first decides,
+// the second breaks ties.
+
+import { bestTiling, type Level } from '../search/levels.js';
+import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
+import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
+
+/** Position costs stay below this, so one integer carries both parts. */
+const RADIX = 1024;
+const MAX_POSITION_COST_PER_WORD = 10;
+
+function partsOf(ctx: RankingContext, d: number): [number, number] {
+  const table = ctx.table!;
+  const level = ctx.levelOf(d);
+  if (level.units.length === 1) {
+    const u = level.units[0]!.unit.id;
+    const f = table.fidAt(d, u);
+    const p = table.posAt(d, u);
+    return [f === Infinity ? 0 : f, p === Infinity ? 0 : p];
+  }
+  const f = bestTiling(level, (u) => table.fidAt(d, u.id));
+  const p = bestTiling(level, (u) => table.posAt(d, u.id));
+  return [Number.isFinite(f) ? f : 0, Number.isFinite(p) ? p : 0];
+}
+
+function maxima(ctx: RankingContext, level: Level): [number, number] {
+  return ctx.memo(`attribute:max:${level.index}`, () => {
+    const words = (u: { start: number; end: number }) => u.end - u.start + 1;
+    const f = bestTiling(level, (u) => ctx.maxWeight * words(u), true);
+    const p = bestTiling(level, (u) => MAX_POSITION_COST_PER_WORD * words(u), true);
+    return [Math.max(0, f), Math.max(0, p)] as [number, number];
+  });
+}
+
+function ranksOf(ctx: RankingContext, d: number, cost: number): [Rank, Rank] {
+  const [maxF, maxP] = maxima(ctx, ctx.levelOf(d));
+  return [rankFromCost(Math.floor(cost / RADIX), maxF), rankFromCost(cost % RADIX, maxP)];
+}
+
+export const attributeRule: RankingRule = {
+  name: 'attribute',
+  isSort: false,
+  usesMatches: true,
+  costs(ctx, docs) {
+    const one = singleUnit(ctx, docs);
+    if (one) {
+      const t = ctx.table!;
+      const u = one.unit;
+      const out = new Int32Array(docs.length);
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i]!;
+        const f = t.fidAt(d, u);
+        const p = t.posAt(d, u);
+        out[i] = (f === Infinity ? 0 : f) * RADIX + (p === Infinity ? 0 : p);
+      }
+      return out;
+    }
+    return mapCosts(docs, (d) => {
+      const [f, p] = partsOf(ctx, d);
+      return f * RADIX + Math.min(p, RADIX - 1);
+    });
+  },
+  ranks(ctx, d, cost) {
+    return ranksOf(ctx, d, cost);
+  },
+  detail(ctx, d, cost, order) {
+    const [fid, pos] = ranksOf(ctx, d, cost);
+    return [
+      'attribute',
+      {
+        order,
+        attributeRankingOrderScore: localScore(fid),
+        queryWordDistanceScore: localScore(pos),
+        score: globalScore([fid, pos]),
+      },
+    ];
+  },
+};

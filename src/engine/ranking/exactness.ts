@@ -1,0 +1,96 @@
+// `exactness`: first documents with an attribute that is exactly the query, then those
+// with an attribute starting with it, then the rest; within each, documents holding more
+// query words exactly (no typo, not as a mere prefix) first.
+
+import { fieldWordCount } from '../index/doc-record.js';
+import { bestTiling, type Level } from '../search/levels.js';
+import { EXACT_AT_START, EXACT_PRESENT, EXACT_WHOLE_FIELD, NO_TYPO } from '../search/match-table.js';
+import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
+import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
+
+const RADIX = 1024;
+const MATCH_TYPES = ['exactMatch', 'matchesStart', 'noExactMatch'] as const;
+
+/** 0: an attribute equals the query; 1: one starts with it; 2: neither. */
+function exactAttribute(ctx: RankingContext, d: number, level: Level): number {
+  if (!level.contiguousFromStart) return 2;
+  const table = ctx.table!;
+  if (level.units.length === 1) {
+    const flags = table.exactAt(d, level.units[0]!.unit.id);
+    return flags & EXACT_WHOLE_FIELD ? 0 : flags & EXACT_AT_START ? 1 : 2;
+  }
+  // One single-term unit per kept term; they must all sit at their query position in one field.
+  const terms = level.kept.map((t) => level.units.find((f) => f.unit.start === t && f.unit.end === t)?.unit);
+  if (terms.some((u) => !u || !u.exactWords)) return 2;
+  const occ = ctx.occurrences(d);
+  const first = terms[0]!;
+  const positions = terms.reduce((n, u) => n + (u!.qposEnd - u!.qpos + 1), 0);
+  let best = 2;
+  for (const fp of occ.exact[first.id] ?? []) {
+    if ((fp & 0xffff) !== first.qpos) continue;
+    const f = fp >>> 16;
+    const all = terms.every((u) => (occ.exact[u!.id] ?? []).includes(((f << 16) | u!.qpos) >>> 0));
+    if (!all) continue;
+    const rec = ctx.state.records[d];
+    if (rec && fieldWordCount(rec, f) === positions) return 0;
+    best = 1;
+  }
+  return best;
+}
+
+function exactWordsCost(ctx: RankingContext, d: number, level: Level): number {
+  const table = ctx.table!;
+  const words = (u: { start: number; end: number }) => u.end - u.start + 1;
+  const c = bestTiling(level, (u) => {
+    if (table.typoAt(d, u.id) === NO_TYPO) return Infinity;
+    return table.exactAt(d, u.id) & EXACT_PRESENT ? 0 : words(u);
+  });
+  return Number.isFinite(c) ? c : bestTiling(level, words, true);
+}
+
+function maxExactWords(ctx: RankingContext, level: Level): number {
+  return ctx.memo(`exactness:max:${level.index}`, () => Math.max(0, bestTiling(level, (u) => u.end - u.start + 1, true)));
+}
+
+function ranksOf(ctx: RankingContext, d: number, cost: number): [Rank, Rank] {
+  const attr = Math.floor(cost / RADIX);
+  return [{ rank: 3 - attr, max: 3 }, rankFromCost(cost % RADIX, maxExactWords(ctx, ctx.levelOf(d)))];
+}
+
+export const exactnessRule: RankingRule = {
+  name: 'exactness',
+  isSort: false,
+  usesMatches: true,
+  costs(ctx, docs) {
+    const one = singleUnit(ctx, docs);
+    if (one) {
+      const t = ctx.table!;
+      const u = one.unit;
+      const level = one.level;
+      const words = level.kept.length;
+      const out = new Int32Array(docs.length);
+      for (let i = 0; i < docs.length; i++) {
+        const flags = t.exactAt(docs[i]!, u);
+        const attr = !level.contiguousFromStart ? 2 : flags & EXACT_WHOLE_FIELD ? 0 : flags & EXACT_AT_START ? 1 : 2;
+        out[i] = attr * RADIX + (flags & EXACT_PRESENT ? 0 : words);
+      }
+      return out;
+    }
+    return mapCosts(docs, (d) => {
+      const level = ctx.levelOf(d);
+      return exactAttribute(ctx, d, level) * RADIX + exactWordsCost(ctx, d, level);
+    });
+  },
+  ranks(ctx, d, cost) {
+    return ranksOf(ctx, d, cost);
+  },
+  detail(ctx, d, cost, order) {
+    const [attr, words] = ranksOf(ctx, d, cost);
+    const matchType = MATCH_TYPES[3 - attr.rank]!;
+    if (matchType !== 'noExactMatch') return ['exactness', { order, matchType, score: localScore(attr) }];
+    return [
+      'exactness',
+      { order, matchType, matchingWords: words.rank - 1, maxMatchingWords: words.max - 1, score: globalScore([attr, words]) },
+    ];
+  },
+};

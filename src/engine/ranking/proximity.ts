@@ -1,0 +1,109 @@
+// `proximity`: query terms close to each other in the document first. For each pair of
+// consecutive kept terms that are adjacent in the query, the cost is the distance between
+// them in one attribute minus one, capped at 3 (4 positions or more, or different
+// attributes); a pair in reverse order counts one more. Pairs separated in the query (a
+// dropped term, a hard separator) cost nothing. An n-gram adds its extra words.
+
+import type { Unit } from '../search/derivations.js';
+import { bestChain, type Level } from '../search/levels.js';
+import { localScore, rankFromCost } from './rank.js';
+import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
+
+const MAX_PAIR_COST = 3;
+
+function extraWords(u: Unit): number {
+  return u.end - u.start;
+}
+
+function adjacent(prev: Unit, next: Unit): boolean {
+  return prev.qposEnd + 1 === next.qpos;
+}
+
+/** Smallest pair cost between two occurrence lists (fps sorted ascending). */
+export function pairCost(left: readonly number[], leftSpan: number, right: readonly number[], byAttribute: boolean): number {
+  let best = MAX_PAIR_COST;
+  for (const a of left) {
+    const fa = a >>> 16;
+    const pa = (a & 0xffff) + leftSpan;
+    for (const b of right) {
+      const fb = b >>> 16;
+      if (fb < fa) continue;
+      if (fb > fa) break;
+      if (byAttribute) return 0;
+      const pb = b & 0xffff;
+      const dist = pb > pa ? pb - pa : pa - pb + 1;
+      const c = Math.min(dist, MAX_PAIR_COST + 1) - 1;
+      if (c < best) {
+        best = c;
+        if (best === 0) return 0;
+      }
+    }
+  }
+  return best;
+}
+
+export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<string, Uint8Array | null>): number {
+  const level = ctx.levelOf(d);
+  if (level.kept.length <= 1 && level.units.length <= 1) return level.units[0] ? extraWords(level.units[0].unit) : 0;
+  const table = ctx.table!;
+  const mask = table.unitsOf(d);
+  let found: ReturnType<RankingContext['occurrences']> | null = null;
+  const occ = () => (found ??= ctx.occurrences(d));
+  const c = bestChain(
+    level,
+    (u) => ((mask >>> u.id) & 1) === 1,
+    (u) => extraWords(u),
+    (prev, next) => {
+      if (!adjacent(prev, next)) return extraWords(next);
+      const pre = bulk?.get(`${prev.id}:${next.id}`);
+      if (pre) return pre[d]! + extraWords(next);
+      const left = occ().any[prev.id];
+      const right = occ().any[next.id];
+      const span = prev.isPhrase ? prev.qposEnd - prev.qpos : 0;
+      const pc = left && right ? pairCost(left, span, right, ctx.proximityByAttribute) : MAX_PAIR_COST;
+      return pc + extraWords(next);
+    },
+  );
+  return Number.isFinite(c) ? c : 0;
+}
+
+function maxProximity(ctx: RankingContext, level: Level): number {
+  return ctx.memo(`proximity:max:${level.index}`, () => {
+    const c = bestChain(
+      level,
+      () => true,
+      (u) => extraWords(u),
+      (prev, next) => (adjacent(prev, next) ? MAX_PAIR_COST : 0) + extraWords(next),
+      true,
+    );
+    return Number.isFinite(c) ? Math.max(0, c) : 0;
+  });
+}
+
+export const proximityRule: RankingRule = {
+  name: 'proximity',
+  isSort: false,
+  usesMatches: true,
+  costs(ctx, docs) {
+    const one = singleUnit(ctx, docs);
+    if (one) return new Int32Array(docs.length).fill(extraWords(ctx.units[one.unit]!));
+    // Thousands of documents sharing a level: pair costs come from the posting lists.
+    let bulk: Map<string, Uint8Array | null> | undefined;
+    const level = ctx.commonLevel(docs);
+    if (level && docs.length >= 1024) {
+      bulk = new Map();
+      for (const a of level.units) {
+        for (const b of level.units) {
+          if (b.from === a.to + 1 && adjacent(a.unit, b.unit)) bulk.set(`${a.unit.id}:${b.unit.id}`, ctx.pairCosts(a.unit, b.unit, docs));
+        }
+      }
+    }
+    return mapCosts(docs, (d) => proximityCost(ctx, d, bulk));
+  },
+  ranks(ctx, d, cost) {
+    return [rankFromCost(cost, maxProximity(ctx, ctx.levelOf(d)))];
+  },
+  detail(ctx, d, cost, order) {
+    return ['proximity', { order, score: localScore(rankFromCost(cost, maxProximity(ctx, ctx.levelOf(d)))) }];
+  },
+};

@@ -1,0 +1,74 @@
+// The contract between the bucket sort and the ranking rules. A rule gives every
+// document of a bucket a cost (lower is better, equal costs tie and go on to the next
+// rule) and, for the returned hits, its rank(s) and its `_rankingScoreDetails` entry.
+
+import type { IndexState } from '../index/index-state.js';
+import type { Unit } from '../search/derivations.js';
+import type { Level } from '../search/levels.js';
+import type { MatchTable } from '../search/match-table.js';
+import type { DocOccurrences } from '../search/occurrences.js';
+import type { Rank } from './rank.js';
+
+export interface RankingContext {
+  readonly state: IndexState;
+  readonly units: readonly Unit[];
+  readonly levels: readonly Level[];
+  /** Null for a placeholder search. */
+  readonly table: MatchTable | null;
+  /** The `words` level a matched document belongs to. */
+  levelOf(d: number): Level;
+  occurrences(d: number): DocOccurrences;
+  /** Fills whatever the rules read for these documents (called before every cost pass). */
+  prepare(docs: Uint32Array): void;
+  /** The level all these documents share, or null when they differ. */
+  commonLevel(docs: Uint32Array): Level | null;
+  /**
+   * Pair costs (by docid) of `left` then `right` for a large set of documents, or null
+   * when the documents are few enough to be handled one by one.
+   */
+  pairCosts(left: Unit, right: Unit, docs: Uint32Array): Uint8Array | null;
+  /** Per-query memo (maxima per level, sort orders). */
+  memo<T>(key: string, make: () => T): T;
+  /** Highest attribute weight among the searched fields. */
+  readonly maxWeight: number;
+  readonly proximityByAttribute: boolean;
+  /** `maxMatchingWords` of the words rule. */
+  readonly maxMatchingWords: number;
+  /**
+   * The id of the only unit when the query is a single term without n-grams (one level,
+   * one unit): rules then read the match table directly, which matters for the huge
+   * candidate sets of short prefixes. -1 otherwise.
+   */
+  readonly single: number;
+}
+
+export type DetailEntry = [key: string, value: Record<string, unknown>];
+
+export interface RankingRule {
+  readonly name: string;
+  /** Sort rules order documents but take no part in `_rankingScore`. */
+  readonly isSort: boolean;
+  /** Reads the per-document match aggregates (so they must be filled first). */
+  readonly usesMatches: boolean;
+  costs(ctx: RankingContext, docs: Uint32Array): Int32Array;
+  ranks(ctx: RankingContext, d: number, cost: number): Rank[];
+  detail(ctx: RankingContext, d: number, cost: number, order: number): DetailEntry;
+}
+
+/**
+ * The unit id when every document of the set has a level made of one unit (then the
+ * rules read that unit's aggregates directly), else -1.
+ */
+export function singleUnit(ctx: RankingContext, docs: Uint32Array): { unit: number; level: Level } | null {
+  if (ctx.single >= 0) return { unit: ctx.single, level: ctx.levels[0]! };
+  const level = ctx.commonLevel(docs);
+  if (level && level.units.length === 1 && level.kept.length === 1) return { unit: level.units[0]!.unit.id, level };
+  return null;
+}
+
+/** Costs of the rule for each document, computed one by one. */
+export function mapCosts(docs: Uint32Array, cost: (d: number) => number): Int32Array {
+  const out = new Int32Array(docs.length);
+  for (let i = 0; i < docs.length; i++) out[i] = cost(docs[i]!);
+  return out;
+}

@@ -1,0 +1,69 @@
+// The list of rules a search runs, from the `rankingRules` setting: `words` is added
+// before the first of typo/proximity/attribute/exactness when missing (and left out
+// with the `all` matching strategy); `sort` expands to the request's sort criteria; a
+// field sorted once is not sorted again. A placeholder search keeps only the sort rules.
+
+import { attributeRule } from './attribute.js';
+import { exactnessRule } from './exactness.js';
+import { proximityRule } from './proximity.js';
+import type { RankingRule } from './rule.js';
+import { sortRule } from './sort.js';
+import { typoRule } from './typo.js';
+import { wordsRule } from './words.js';
+
+export interface SortCriterion {
+  field: string;
+  ascending: boolean;
+}
+
+const QUERY_RULES: Record<string, RankingRule> = {
+  words: wordsRule,
+  typo: typoRule,
+  proximity: proximityRule,
+  attribute: attributeRule,
+  attributeRank: attributeRule,
+  wordPosition: attributeRule,
+  exactness: exactnessRule,
+};
+
+export function rankingRules(
+  settingsRules: readonly string[],
+  sort: readonly SortCriterion[],
+  opts: { placeholder: boolean; matchingAll: boolean },
+): RankingRule[] {
+  const out: RankingRule[] = [];
+  const used = new Set<RankingRule>();
+  const sorted = new Set<string>();
+  let words = opts.matchingAll;
+  const pushSort = (field: string, ascending: boolean) => {
+    if (sorted.has(field)) return;
+    sorted.add(field);
+    out.push(sortRule(field, ascending));
+  };
+  for (const rr of settingsRules) {
+    const custom = /^(.+):(asc|desc)$/.exec(rr);
+    if (custom) {
+      pushSort(custom[1]!, custom[2] === 'asc');
+      continue;
+    }
+    if (rr === 'sort') {
+      for (const c of sort) pushSort(c.field, c.ascending);
+      continue;
+    }
+    const rule = QUERY_RULES[rr];
+    if (!rule || opts.placeholder) continue;
+    if (rule !== wordsRule && !words) {
+      out.push(wordsRule);
+      words = true;
+      used.add(wordsRule);
+    }
+    if (rule === wordsRule) {
+      if (words) continue;
+      words = true;
+    }
+    if (used.has(rule)) continue;
+    used.add(rule);
+    out.push(rule);
+  }
+  return out;
+}

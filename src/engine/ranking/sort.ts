@@ -1,0 +1,38 @@
+// Sort rules: the `sort` search parameter at the place of `sort` in the ranking rules,
+// and the permanent `field:asc` / `field:desc` custom rules. They order documents by a
+// field's value (numbers, then strings, then documents without it) and take no part in
+// `_rankingScore`; their details show the value used.
+
+import { buildSortColumn, MISSING_RANK, type SortColumn } from '../index/field-values.js';
+import type { IndexState } from '../index/index-state.js';
+import { mapCosts, type RankingRule } from './rule.js';
+
+export function sortColumn(state: IndexState, field: string, ascending: boolean): SortColumn {
+  const key = `sort:${ascending ? 'asc' : 'desc'}:${field}`;
+  let col = state.memo.get(key) as SortColumn | undefined;
+  if (!col) {
+    col = buildSortColumn(state.records, field, ascending);
+    state.memo.set(key, col);
+  }
+  return col;
+}
+
+export function sortRule(field: string, ascending: boolean): RankingRule {
+  const name = `${field}:${ascending ? 'asc' : 'desc'}`;
+  return {
+    name,
+    isSort: true,
+    usesMatches: false,
+    costs(ctx, docs) {
+      const col = sortColumn(ctx.state, field, ascending);
+      return mapCosts(docs, (d) => (d < col.rank.length ? col.rank[d]! : MISSING_RANK));
+    },
+    ranks() {
+      return [];
+    },
+    detail(ctx, d, _cost, order) {
+      const col = sortColumn(ctx.state, field, ascending);
+      return [name, { order, value: col.value[d] ?? null }];
+    },
+  };
+}

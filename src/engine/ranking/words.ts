@@ -1,0 +1,27 @@
+// `words`: documents matching more query terms first. The level a document reached
+// (how many terms the matching strategy had to drop) is its cost.
+
+import { localScore, type Rank } from './rank.js';
+import { mapCosts, type RankingContext, type RankingRule } from './rule.js';
+
+export const wordsRule: RankingRule = {
+  name: 'words',
+  isSort: false,
+  usesMatches: false,
+  costs(ctx, docs) {
+    if (ctx.levels.length <= 1) return new Int32Array(docs.length);
+    return mapCosts(docs, (d) => ctx.levelOf(d).removed);
+  },
+  ranks(ctx, _d, cost): Rank[] {
+    return [wordsRank(ctx, cost)];
+  },
+  detail(ctx, _d, cost, order) {
+    const r = wordsRank(ctx, cost);
+    return ['words', { order, matchingWords: r.rank, maxMatchingWords: r.max, score: localScore(r) }];
+  },
+};
+
+function wordsRank(ctx: RankingContext, removed: number): Rank {
+  const max = ctx.maxMatchingWords;
+  return { rank: Math.max(1, max - removed), max };
+}

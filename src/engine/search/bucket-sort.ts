@@ -1,0 +1,132 @@
+// Bucket sort: the first rule splits the candidates into buckets of equal cost, the best
+// bucket is split by the next rule, and so on, depth first, until enough documents are
+// out. Only the buckets that can reach the requested page are ever refined, which keeps
+// large result sets cheap. Ties left after the last rule stay in docid order.
+
+import { globalScore, type Rank } from '../ranking/rank.js';
+import type { RankingContext, RankingRule } from '../ranking/rule.js';
+
+export interface BucketSortInput {
+  ctx: RankingContext;
+  rules: readonly RankingRule[];
+  /** Candidates, ascending docids. */
+  universe: Uint32Array;
+  offset: number;
+  limit: number;
+  /** Distinct keys of a document (empty: never a duplicate), or null without distinct. */
+  distinct: ((d: number) => string[]) | null;
+  threshold: number | null;
+  /** performance.now() value after which buckets are no longer refined. */
+  deadline: number;
+  /** Documents to rank before stopping (more than offset + limit when counting exactly). */
+  evaluate: number;
+}
+
+export interface BucketSortOutput {
+  hits: number[];
+  /** Candidates minus those dropped by the threshold or as duplicates. */
+  candidates: number;
+  degraded: boolean;
+}
+
+interface Group {
+  cost: number;
+  docs: Uint32Array;
+}
+
+/** Splits docs (ascending) into groups of equal cost, cheapest first; docs stay ascending. */
+export function groupByCost(docs: Uint32Array, costs: Int32Array): Group[] {
+  const n = docs.length;
+  if (n === 0) return [];
+  let min = costs[0]!;
+  let max = costs[0]!;
+  for (let i = 1; i < n; i++) {
+    const c = costs[i]!;
+    if (c < min) min = c;
+    else if (c > max) max = c;
+  }
+  if (min === max) return [{ cost: min, docs }];
+  const range = max - min + 1;
+  if (range <= Math.max(64, n * 2)) {
+    const counts = new Uint32Array(range + 1);
+    for (let i = 0; i < n; i++) counts[costs[i]! - min + 1]!++;
+    for (let k = 1; k <= range; k++) counts[k]! += counts[k - 1]!;
+    const starts = counts.slice(0, range);
+    const out = new Uint32Array(n);
+    for (let i = 0; i < n; i++) out[starts[costs[i]! - min]!++] = docs[i]!;
+    const groups: Group[] = [];
+    for (let k = 0; k < range; k++) {
+      const a = counts[k]!;
+      const b = counts[k + 1]!;
+      if (b > a) groups.push({ cost: min + k, docs: out.subarray(a, b) });
+    }
+    return groups;
+  }
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => costs[a]! - costs[b]! || a - b);
+  const groups: Group[] = [];
+  let start = 0;
+  for (let i = 1; i <= n; i++) {
+    if (i === n || costs[order[i]!] !== costs[order[start]!]) {
+      groups.push({ cost: costs[order[start]!]!, docs: Uint32Array.from(order.slice(start, i), (k) => docs[k]!) });
+      start = i;
+    }
+  }
+  return groups;
+}
+
+export function bucketSort(input: BucketSortInput): BucketSortOutput {
+  const { ctx, rules, offset, limit, distinct, threshold, deadline } = input;
+  const need = Math.max(input.evaluate, offset + limit);
+  const hits: number[] = [];
+  const seen = new Set<string>();
+  let emitted = 0;
+  let dropped = 0;
+  let degraded = false;
+
+  const emit = (docs: Uint32Array): boolean => {
+    for (let i = 0; i < docs.length; i++) {
+      const d = docs[i]!;
+      if (distinct) {
+        const keys = distinct(d);
+        if (keys.some((k) => seen.has(k))) {
+          dropped++;
+          continue;
+        }
+        for (const k of keys) seen.add(k);
+      }
+      if (emitted >= offset && hits.length < limit) hits.push(d);
+      emitted++;
+      if (emitted >= need) return true;
+    }
+    return false;
+  };
+
+  const sortBucket = (docs: Uint32Array, r: number, ranks: Rank[]): boolean => {
+    if (docs.length === 0) return false;
+    // A bucket entirely before the offset, or alone, needs no further ordering.
+    if (r >= rules.length || (threshold === null && (docs.length === 1 || emitted + docs.length <= offset))) return emit(docs);
+    if (performance.now() > deadline) {
+      degraded = true;
+      return emit(docs);
+    }
+    const rule = rules[r]!;
+    if (rule.usesMatches) ctx.prepare(docs);
+    const groups = groupByCost(docs, rule.costs(ctx, docs));
+    for (const g of groups) {
+      let next = ranks;
+      if (threshold !== null && !rule.isSort) {
+        next = [...ranks, ...rule.ranks(ctx, g.docs[0]!, g.cost)];
+        // A partial score bounds every final score of the bucket from above.
+        if (globalScore(next) < threshold) {
+          dropped += g.docs.length;
+          continue;
+        }
+      }
+      if (sortBucket(g.docs, r + 1, next)) return true;
+    }
+    return false;
+  };
+
+  sortBucket(input.universe, 0, []);
+  return { hits, candidates: Math.max(0, input.universe.length - dropped), degraded };
+}

@@ -1,0 +1,229 @@
+// From query terms to "units": a unit covers one term or 2–3 consecutive terms (an
+// n-gram such as "sun flower" → "sunflower") and lists every posting list that can match
+// it, each with its typo cost: the exact word, words it is a prefix of, one- and two-typo
+// derivations, the best split into two adjacent words, and synonyms.
+
+import type { IndexState } from '../index/index-state.js';
+import { EMPTY_POSTING, type Posting } from '../index/postings.js';
+import { indexedPrefixes, INDEXED_PREFIX_LENGTHS } from '../index/prefix-table.js';
+import { isNumeric, typoBudget } from '../tokenizer/index.js';
+import { phrasePosting, wordPosting } from './phrase.js';
+import type { QueryTerm } from './query-parser.js';
+import { typoDerivations } from './typo-search.js';
+
+export interface Source {
+  posting: Posting;
+  /** Typos this source counts for (a split word counts as one). */
+  typo: number;
+  /** The unit's exact term: its original word, or the phrase itself. */
+  exact: boolean;
+  /** Word id for word sources; -1 for phrases and prefix lists. */
+  wordId: number;
+}
+
+export interface Unit {
+  id: number;
+  /** First and last term index covered. */
+  start: number;
+  end: number;
+  /** Query positions of the first and last word. */
+  qpos: number;
+  qposEnd: number;
+  isPhrase: boolean;
+  isPrefix: boolean;
+  /** Typo cost every match pays (n for an n-gram). */
+  baseTypo: number;
+  /** Highest typo cost of any source, base included. */
+  maxTypo: number;
+  sources: Source[];
+  /** Words of the exact term (one word, or a phrase), or null when the index lacks it. */
+  exactWords: (string | null)[] | null;
+  /** What the highlighter looks for. */
+  highlight: { words: string[]; phrases: (string | null)[][]; prefix: string | null };
+}
+
+export interface DerivationOptions {
+  typoEnabled: boolean;
+  thresholds: { oneTypo: number; twoTypos: number };
+  disableOnWords: ReadonlySet<string>;
+  disableOnNumbers: boolean;
+  /** Single-term queries may read the indexed prefix lists. */
+  singleTerm: boolean;
+}
+
+const MAX_SYNONYM_PHRASES = 50;
+const MAX_NGRAM = 3;
+const MAX_WORD_BYTES = 250;
+
+function typosAllowed(word: string, opts: DerivationOptions): number {
+  if (!opts.typoEnabled || opts.disableOnWords.has(word)) return 0;
+  if (opts.disableOnNumbers && isNumeric(word)) return 0;
+  return typoBudget(word, opts.thresholds);
+}
+
+function livePosting(state: IndexState, id: number): Posting {
+  return id < state.wordCount ? (state.postings[id] ?? EMPTY_POSTING) : EMPTY_POSTING;
+}
+
+/** Documents where `left` is directly followed by `right`, memoized per state. */
+function pairFrequency(state: IndexState, left: string, right: string): number {
+  const key = `pair:${left}\u0000${right}`;
+  let n = state.memo.get(key) as number | undefined;
+  if (n === undefined) {
+    n = phrasePosting(state, [left, right]).ndocs;
+    state.memo.set(key, n);
+  }
+  return n;
+}
+
+/** Best split of a word into two adjacent indexed words, by how often the pair occurs. */
+function bestSplit(state: IndexState, word: string, exclude: string[] | null): [string, string] | null {
+  let best: [string, string] | null = null;
+  let bestFreq = 0;
+  const chars = [...word];
+  let left = '';
+  for (let i = 1; i < chars.length; i++) {
+    left += chars[i - 1];
+    const right = word.slice(left.length);
+    if (exclude && exclude.length === 2 && exclude[0] === left && exclude[1] === right) continue;
+    if (wordPosting(state, left).docs.length === 0 || wordPosting(state, right).docs.length === 0) continue;
+    const freq = pairFrequency(state, left, right);
+    if (freq > bestFreq) {
+      bestFreq = freq;
+      best = [left, right];
+    }
+  }
+  return best;
+}
+
+interface WordUnitSpec {
+  word: string;
+  maxTypo: number;
+  isPrefix: boolean;
+  /** Component words of an n-gram (null for a single term). */
+  ngramWords: string[] | null;
+}
+
+function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOptions, unit: Unit): void {
+  const { word } = spec;
+  if (Buffer.byteLength(word) > MAX_WORD_BYTES) return;
+  const sources = unit.sources;
+  const hl = unit.highlight;
+  hl.words.push(word);
+  const exactId = state.words.id(word);
+  if (exactId !== undefined) {
+    const p = livePosting(state, exactId);
+    if (p.docs.length > 0) {
+      sources.push({ posting: p, typo: 0, exact: true, wordId: exactId });
+      unit.exactWords = [word];
+    }
+  }
+  const sorted = state.sorted;
+  if (spec.isPrefix) {
+    hl.prefix = word;
+    const chars = [...word].length;
+    const list = state.prefixes?.id(word);
+    if (opts.singleTerm && state.prefixPostings && list !== undefined && (INDEXED_PREFIX_LENGTHS as readonly number[]).includes(chars) && indexedPrefixes(word).includes(word)) {
+      const p = state.prefixPostings[list] ?? EMPTY_POSTING;
+      if (p.docs.length > 0) sources.push({ posting: p, typo: 0, exact: false, wordId: -1 });
+    } else {
+      const [lo, hi] = sorted.prefixRange(word);
+      for (let i = lo; i < hi; i++) {
+        const id = sorted.ids[i]!;
+        if (id === exactId || id >= state.wordCount) continue;
+        const p = livePosting(state, id);
+        if (p.docs.length > 0) sources.push({ posting: p, typo: 0, exact: false, wordId: id });
+      }
+    }
+  }
+  if (spec.maxTypo > 0) {
+    const live = (i: number): boolean => {
+      const id = sorted.ids[i]!;
+      return id < state.wordCount && livePosting(state, id).docs.length > 0;
+    };
+    const derived = typoDerivations(sorted, word, spec.maxTypo, spec.isPrefix, live);
+    for (const [list, typo] of [[derived.one, 1], [derived.two, 2]] as const) {
+      for (const i of list) {
+        const id = sorted.ids[i]!;
+        sources.push({ posting: livePosting(state, id), typo, exact: false, wordId: id });
+        hl.words.push(sorted.words[i]!);
+      }
+    }
+  }
+  const split = bestSplit(state, word, spec.ngramWords);
+  if (split) {
+    sources.push({ posting: phrasePosting(state, split), typo: 1, exact: false, wordId: -1 });
+    hl.phrases.push(split);
+  }
+  const key = spec.ngramWords ? spec.ngramWords.join(' ') : word;
+  synonymSources(state, key, unit);
+}
+
+function synonymSources(state: IndexState, key: string, unit: Unit): void {
+  const alternatives = state.synonyms.get(key);
+  if (!alternatives) return;
+  for (const alt of alternatives.slice(0, MAX_SYNONYM_PHRASES)) {
+    if (alt.length === 1) {
+      const id = state.words.id(alt[0]!);
+      const p = id === undefined ? EMPTY_POSTING : livePosting(state, id);
+      unit.highlight.words.push(alt[0]!);
+      if (p.docs.length > 0) unit.sources.push({ posting: p, typo: 0, exact: false, wordId: id! });
+    } else {
+      unit.highlight.phrases.push([...alt]);
+      const p = phrasePosting(state, alt);
+      if (p.docs.length > 0) unit.sources.push({ posting: p, typo: 0, exact: false, wordId: -1 });
+    }
+  }
+}
+
+function newUnit(id: number, start: number, end: number, qpos: number, qposEnd: number, isPhrase: boolean, isPrefix: boolean): Unit {
+  return {
+    id, start, end, qpos, qposEnd, isPhrase, isPrefix,
+    baseTypo: end > start ? end - start + 1 : 0,
+    maxTypo: 0,
+    sources: [],
+    exactWords: null,
+    highlight: { words: [], phrases: [], prefix: null },
+  };
+}
+
+function finishUnit(u: Unit): Unit {
+  let max = 0;
+  for (const s of u.sources) if (s.typo > max) max = s.typo;
+  u.maxTypo = u.baseTypo + max;
+  return u;
+}
+
+/** Every unit of the query: one per term, then the 2- and 3-grams of adjacent word terms. */
+export function buildUnits(state: IndexState, terms: readonly QueryTerm[], opts: DerivationOptions): Unit[] {
+  const units: Unit[] = [];
+  terms.forEach((t, i) => {
+    if (t.kind === 'phrase') {
+      const u = newUnit(units.length, i, i, t.start, t.end, true, false);
+      const p = phrasePosting(state, t.words);
+      if (p.docs.length > 0) u.sources.push({ posting: p, typo: 0, exact: true, wordId: -1 });
+      u.exactWords = t.words;
+      u.highlight.phrases.push(t.words);
+      units.push(finishUnit(u));
+      return;
+    }
+    const u = newUnit(units.length, i, i, t.position, t.position, false, t.isPrefix);
+    wordSources(state, { word: t.lemma, maxTypo: typosAllowed(t.lemma, opts), isPrefix: t.isPrefix, ngramWords: null }, opts, u);
+    units.push(finishUnit(u));
+  });
+  for (let n = 2; n <= MAX_NGRAM; n++) {
+    for (let s = 0; s + n <= terms.length; s++) {
+      const slice = terms.slice(s, s + n);
+      if (slice.some((t) => t.kind !== 'word')) continue;
+      const ws = slice as { lemma: string; position: number; isPrefix: boolean }[];
+      if (ws.some((t, k) => k > 0 && t.position !== ws[k - 1]!.position + 1)) continue;
+      const word = ws.map((t) => t.lemma).join('');
+      const last = ws[n - 1]!;
+      const u = newUnit(units.length, s, s + n - 1, ws[0]!.position, last.position, false, last.isPrefix);
+      const maxTypo = Math.max(0, typosAllowed(word, opts) - (n - 1));
+      wordSources(state, { word, maxTypo, isPrefix: last.isPrefix, ngramWords: ws.map((t) => t.lemma) }, opts, u);
+      if (u.sources.length > 0) units.push(finishUnit(u));
+    }
+  }
+  return units;
+}

@@ -1,0 +1,377 @@
+// One pass over the posting lists of every unit fills, per (document, unit), what the
+// ranking rules need: the fewest typos, and among the derivations with that many typos
+// the best attribute weight and the best word-position cost, plus exactness flags.
+// Arrays are indexed by docid and reused between queries (only touched slots are reset),
+// so a query costs time proportional to the postings it reads, not to the index size.
+
+import type { IndexState } from '../index/index-state.js';
+import { fieldWordCount } from '../index/doc-record.js';
+import type { Unit } from './derivations.js';
+import { WordUnitMap } from './word-map.js';
+
+/** Flags in `exact`: the exact term occurs; it occurs at its query position; and that field holds nothing else. */
+export const EXACT_PRESENT = 1;
+export const EXACT_AT_START = 2;
+export const EXACT_WHOLE_FIELD = 4;
+
+// Each (document, unit) slot packs, in one u32 (0 = the unit does not match):
+//   bits 0-2  typo count + 1     bits 3-9  position cost     bits 10-12  exactness flags
+//   bits 13-31  attribute cost (weight × words)
+const TYPO_MASK = 7;
+const POS_SHIFT = 3;
+const POS_MASK = 0x7f;
+const EXACT_SHIFT = 10;
+const FID_SHIFT = 13;
+const FID_MAX = (1 << 19) - 1;
+
+/** Positions as the reference stores them for the position rule. */
+export function bucketedPosition(p: number): number {
+  if (p < 16) return p;
+  if (p < 24) return 24;
+  let b = 32;
+  while (b < p) b *= 2;
+  return b;
+}
+
+export function costFromDistance(d: number): number {
+  if (d <= 1) return d;
+  if (d <= 4) return 2;
+  if (d <= 7) return 3;
+  if (d <= 11) return 4;
+  if (d <= 16) return 5;
+  if (d <= 24) return 6;
+  if (d <= 64) return 7;
+  if (d <= 256) return 8;
+  if (d <= 1024) return 9;
+  return 10;
+}
+
+const BUCKET = new Uint16Array(65536);
+/** Position cost of a one-word term at query position 0, the common case. */
+const COST_AT_0 = new Uint8Array(65536);
+for (let p = 0; p < 65536; p++) {
+  BUCKET[p] = Math.min(65535, bucketedPosition(p));
+  COST_AT_0[p] = costFromDistance(BUCKET[p]!);
+}
+
+/** Folds one match into a slot: fewer typos win; among equal typos the best costs are kept. */
+function merge(cur: number, tt: number, pc: number, fc: number, flags: number): number {
+  if (fc > FID_MAX) fc = FID_MAX;
+  const ct = cur & TYPO_MASK;
+  let next: number;
+  if (ct === 0 || tt < ct) {
+    next = tt | (pc << POS_SHIFT) | (((cur >>> EXACT_SHIFT) & 7) << EXACT_SHIFT) | (fc << FID_SHIFT);
+  } else if (tt === ct) {
+    const cp = (cur >>> POS_SHIFT) & POS_MASK;
+    const cf = cur >>> FID_SHIFT;
+    next = (cur & ((1 << FID_SHIFT) - 1) & ~(POS_MASK << POS_SHIFT)) | ((pc < cp ? pc : cp) << POS_SHIFT) | ((fc < cf ? fc : cf) << FID_SHIFT);
+  } else next = cur;
+  return (next | (flags << EXACT_SHIFT)) >>> 0;
+}
+
+function positionCost(p: number, q: number, terms: number): number {
+  if (q === 0 && terms === 1) return COST_AT_0[p]!;
+  const dist = Math.abs(BUCKET[p]! - q);
+  let pc = costFromDistance(dist);
+  for (let k = 1; k < terms; k++) pc += costFromDistance(dist + k);
+  return pc;
+}
+
+class Pool {
+  mask = new Uint32Array(0);
+  agg = new Uint32Array(0);
+
+  ensure(maxDoc: number, units: number): void {
+    if (this.mask.length < maxDoc) this.mask = new Uint32Array(Math.ceil(maxDoc * 1.25) + 64);
+    const slots = this.mask.length * units;
+    if (this.agg.length < slots) this.agg = new Uint32Array(slots);
+  }
+}
+
+const pool = new Pool();
+let inUse = false;
+
+export interface ScanOptions {
+  /** Weight per field id for this query; -1 when the field is not searched. */
+  weights: Int32Array;
+  /** Fields where only exact (zero-typo) derivations count. */
+  exactFields: Uint8Array;
+  /** Documents that can never match (negated words, filter), or null. */
+  excluded: Uint8Array | null;
+}
+
+/** Set in `mask` once a document's aggregates are filled. */
+const DONE = 0x80000000;
+/** Above this many documents at once, reading every posting list beats reading records. */
+const FULL_SCAN_DOCS = 4096;
+
+/**
+ * Which units each document matches (`mask`, one bit per unit) and, per (document,
+ * unit), the packed aggregates. Masks come from one pass over the posting lists.
+ * Aggregates are filled either by reading every posting list (`full`, for single-term
+ * queries whose candidates are all ranked) or lazily from the records of the documents
+ * the bucket sort actually looks at.
+ */
+export class MatchTable {
+  readonly units: readonly Unit[];
+  readonly U: number;
+  readonly mask: Uint32Array;
+  /** Packed per-slot aggregates, see the layout above. */
+  readonly agg: Uint32Array;
+  /** Matched documents, ascending. */
+  docs: Uint32Array = new Uint32Array(0);
+  readonly words: WordUnitMap;
+  private touched: number[] = [];
+  /** Many postings: skip tracking touched documents, scan and clear the whole mask instead. */
+  private readonly dense: boolean;
+  private released = false;
+  private full = false;
+  /** Units whose posting lists were read for aggregates (all their documents are filled). */
+  private readonly scanned: boolean[];
+  /** Every field of every posting is searched (no restriction, none unsearchable). */
+  private readonly everyField: boolean;
+  private readonly anyExactField: boolean;
+
+  constructor(
+    readonly state: IndexState,
+    units: readonly Unit[],
+    readonly opts: ScanOptions,
+    eager: boolean,
+  ) {
+    if (inUse) throw new Error('match table already in use');
+    inUse = true;
+    this.units = units;
+    this.scanned = units.map(() => false);
+    this.U = Math.max(1, units.length);
+    pool.ensure(state.records.length + 1, this.U);
+    this.mask = pool.mask;
+    this.agg = pool.agg;
+    try {
+      this.words = new WordUnitMap(state, units);
+    } catch (e) {
+      inUse = false;
+      throw e;
+    }
+    this.everyField = opts.weights.every((w, f) => w >= 0 || state.rules.weight(f) < 0) && state.rules.weightTable().every((w) => w >= 0);
+    this.anyExactField = opts.exactFields.some((x) => x === 1);
+    let entries = 0;
+    for (const u of units) for (const src of u.sources) entries += src.posting.docs.length;
+    this.dense = entries > state.records.length / 16;
+    try {
+      if (eager) this.scanAll();
+      else for (const u of units) this.maskUnit(u);
+      this.collect();
+    } catch (e) {
+      this.release();
+      throw e;
+    }
+  }
+
+  private maskUnit(u: Unit): void {
+    const { mask } = this;
+    const { weights, exactFields, excluded } = this.opts;
+    const touched = this.dense ? null : this.touched;
+    const bit = (1 << u.id) >>> 0;
+    const nw = weights.length;
+    for (const src of u.sources) {
+      const docs = src.posting.docs;
+      const fps = src.posting.fps;
+      const typoSource = src.typo > 0;
+      let last = -1;
+      if (this.everyField && excluded === null && !(typoSource && this.anyExactField)) {
+        // Every occurrence counts: only the docids need reading.
+        for (let i = 0; i < docs.length; i++) {
+          const d = docs[i]!;
+          if (d === last) continue;
+          last = d;
+          const m = mask[d]!;
+          if (m === 0 && touched !== null) touched.push(d);
+          mask[d] = (m | bit) >>> 0;
+        }
+        continue;
+      }
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i]!;
+        if (d === last) continue;
+        if (excluded !== null && excluded[d] === 1) continue;
+        const f = fps[i]! >>> 16;
+        if (f >= nw || weights[f]! < 0) continue;
+        if (typoSource && exactFields[f] === 1) continue;
+        last = d;
+        const m = mask[d]!;
+        if (m === 0 && touched !== null) touched.push(d);
+        mask[d] = (m | bit) >>> 0;
+      }
+    }
+  }
+
+  /** Fills masks and aggregates of every document from the posting lists. */
+  private scanAll(): void {
+    for (const u of this.units) this.scanUnit(u);
+    this.scanned.fill(true);
+    this.full = true;
+  }
+
+  private scanUnit(u: Unit): void {
+    const { mask, agg, U } = this;
+    const { weights, exactFields, excluded } = this.opts;
+    const touched = this.dense ? null : this.touched;
+    const bit = (1 << u.id) >>> 0;
+    const terms = u.end - u.start + 1;
+    const q = u.qpos;
+    const positions = u.qposEnd - u.qpos + 1;
+    const records = this.state.records;
+    const nw = weights.length;
+    const simple = q === 0 && terms === 1;
+    for (const src of u.sources) {
+      const docs = src.posting.docs;
+      const fps = src.posting.fps;
+      const tt = src.typo + u.baseTypo + 1;
+      const typoSource = src.typo > 0;
+      const exactSrc = src.exact;
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i]!;
+        if (excluded !== null && excluded[d] === 1) continue;
+        const fp = fps[i]!;
+        const f = fp >>> 16;
+        const w = f < nw ? weights[f]! : -1;
+        if (w < 0) continue;
+        if (typoSource && exactFields[f] === 1) continue;
+        const p = fp & 0xffff;
+        const slot = d * U + u.id;
+        const m = mask[d]!;
+        if (m === 0 && touched !== null) touched.push(d);
+        mask[d] = (m | bit) >>> 0;
+        const pc = simple ? COST_AT_0[p]! : positionCost(p, q, terms);
+        const fc = w * terms;
+        let flags = 0;
+        if (exactSrc) {
+          flags = EXACT_PRESENT;
+          if (p === q) {
+            flags |= EXACT_AT_START;
+            const rec = records[d];
+            if (rec && fieldWordCount(rec, f) === positions) flags |= EXACT_WHOLE_FIELD;
+          }
+        }
+        agg[slot] = merge(agg[slot]!, tt, pc, fc, flags);
+      }
+    }
+  }
+
+  /**
+   * Makes sure the aggregates of these documents are filled, at least for `units`. Large
+   * sets read those units' posting lists; small ones read the documents' records.
+   */
+  ensure(docs: ArrayLike<number>, units: readonly Unit[] = this.units): void {
+    if (this.full || units.every((u) => this.scanned[u.id])) return;
+    if (docs.length > FULL_SCAN_DOCS) {
+      // Merging is idempotent, so documents already filled from their records are fine.
+      for (const u of units) {
+        if (this.scanned[u.id]) continue;
+        this.scanUnit(u);
+        this.scanned[u.id] = true;
+      }
+      this.full = this.scanned.every(Boolean);
+      return;
+    }
+    for (let i = 0; i < docs.length; i++) {
+      const d = docs[i]!;
+      const m = this.mask[d]!;
+      if (m !== 0 && (m & DONE) === 0) this.fillFromRecord(d);
+    }
+  }
+
+  /** The same aggregates as the posting scan, from the document's own record. */
+  private fillFromRecord(d: number): void {
+    const { agg, U, units } = this;
+    const { weights, exactFields } = this.opts;
+    const rec = this.state.records[d];
+    const base = d * U;
+    this.words.forEachMatch(this.state, d, (uid, typo, exact, fp) => {
+      const f = fp >>> 16;
+      if (f >= weights.length || weights[f]! < 0) return;
+      const u = units[uid]!;
+      if (typo > u.baseTypo && exactFields[f] === 1) return;
+      const p = fp & 0xffff;
+      const terms = u.end - u.start + 1;
+      let flags = 0;
+      if (exact) {
+        flags = EXACT_PRESENT;
+        if (p === u.qpos) {
+          flags |= EXACT_AT_START;
+          if (rec && fieldWordCount(rec, f) === u.qposEnd - u.qpos + 1) flags |= EXACT_WHOLE_FIELD;
+        }
+      }
+      agg[base + uid] = merge(agg[base + uid]!, typo + 1, positionCost(p, u.qpos, terms), weights[f]! * terms, flags);
+    });
+    this.mask[d] = (this.mask[d]! | DONE) >>> 0;
+  }
+
+  /** Bits of the units the document matches. */
+  unitsOf(d: number): number {
+    return this.mask[d]! & 0x7fffffff;
+  }
+
+  private collect(): void {
+    const t = this.touched;
+    const maxDoc = this.state.records.length;
+    if (this.dense || t.length > maxDoc / 32) {
+      const mask = this.mask;
+      let n = 0;
+      for (let d = 0; d < maxDoc; d++) if (mask[d] !== 0) n++;
+      const out = new Uint32Array(n);
+      n = 0;
+      for (let d = 0; d < maxDoc; d++) if (mask[d] !== 0) out[n++] = d;
+      this.docs = out;
+    } else {
+      this.docs = Uint32Array.from(t).sort();
+    }
+  }
+
+  slot(d: number, u: number): number {
+    return d * this.U + u;
+  }
+
+  /** Typo count of the unit in the document, or NO_TYPO when it does not match. */
+  typoAt(d: number, u: number): number {
+    const v = this.agg[d * this.U + u]! & TYPO_MASK;
+    return v === 0 ? NO_TYPO : v - 1;
+  }
+
+  fidAt(d: number, u: number): number {
+    const v = this.agg[d * this.U + u]!;
+    return (v & TYPO_MASK) === 0 ? Infinity : v >>> FID_SHIFT;
+  }
+
+  posAt(d: number, u: number): number {
+    const v = this.agg[d * this.U + u]!;
+    return (v & TYPO_MASK) === 0 ? Infinity : (v >>> POS_SHIFT) & POS_MASK;
+  }
+
+  exactAt(d: number, u: number): number {
+    return (this.agg[d * this.U + u]! >>> EXACT_SHIFT) & 7;
+  }
+
+  /** Resets every touched slot so the buffers can serve the next query. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.words.release();
+    const { mask, agg, U } = this;
+    const t = this.touched;
+    if (this.dense || t.length > this.state.records.length / 8) {
+      mask.fill(0, 0, this.state.records.length + 1);
+      agg.fill(0, 0, (this.state.records.length + 1) * U);
+    } else {
+      for (let i = 0; i < t.length; i++) {
+        const d = t[i]!;
+        mask[d] = 0;
+        const base = d * U;
+        for (let k = 0; k < U; k++) agg[base + k] = 0;
+      }
+    }
+    inUse = false;
+  }
+}
+
+export const NO_TYPO = 255;

@@ -1,0 +1,105 @@
+// Proximity between two units for many documents at once, straight from the posting
+// lists: a merge join (or, when one side is much smaller, a probe into the other) over
+// docids, then the closest pair of occurrences inside each common document. Used when
+// the proximity rule faces thousands of documents, where reading every document's
+// record one by one would cost far more.
+
+import { seekDoc, type Posting } from '../index/postings.js';
+import type { Unit } from './derivations.js';
+
+export const MAX_PAIR_COST = 3;
+
+/** Smallest pair cost between occurrences of one document ([a0,a1) in A, [b0,b1) in B). */
+function closest(
+  A: Posting, a0: number, a1: number, span: number,
+  B: Posting, b0: number, b1: number,
+  weights: Int32Array, byAttribute: boolean,
+): number {
+  let best = MAX_PAIR_COST;
+  for (let i = a0; i < a1; i++) {
+    const a = A.fps[i]!;
+    const fa = a >>> 16;
+    if (fa >= weights.length || weights[fa]! < 0) continue;
+    const pa = (a & 0xffff) + span;
+    for (let j = b0; j < b1; j++) {
+      const b = B.fps[j]!;
+      const fb = b >>> 16;
+      if (fb < fa) continue;
+      if (fb > fa) break;
+      if (byAttribute) return 0;
+      const pb = b & 0xffff;
+      const dist = pb > pa ? pb - pa : pa - pb + 1;
+      const c = (dist > MAX_PAIR_COST + 1 ? MAX_PAIR_COST + 1 : dist) - 1;
+      if (c < best) {
+        best = c;
+        if (best === 0) return 0;
+      }
+    }
+  }
+  return best;
+}
+
+function runEnd(p: Posting, i: number): number {
+  const d = p.docs[i]!;
+  let j = i + 1;
+  while (j < p.docs.length && p.docs[j] === d) j++;
+  return j;
+}
+
+/**
+ * Pair costs of `left` followed by `right` for the documents flagged in `inBucket`,
+ * written into `out` (by docid; documents without both units keep MAX_PAIR_COST).
+ */
+export function bulkPairCosts(
+  left: Unit, right: Unit, inBucket: Uint8Array, out: Uint8Array,
+  weights: Int32Array, byAttribute: boolean,
+): void {
+  const span = left.isPhrase ? left.qposEnd - left.qpos : 0;
+  for (const sa of left.sources) {
+    for (const sb of right.sources) {
+      const A = sa.posting;
+      const B = sb.posting;
+      if (A.docs.length === 0 || B.docs.length === 0) continue;
+      const visit = (d: number, a0: number, a1: number, b0: number, b1: number) => {
+        if (inBucket[d] !== 1 || out[d] === 0) return;
+        const c = closest(A, a0, a1, span, B, b0, b1, weights, byAttribute);
+        if (c < out[d]!) out[d] = c;
+      };
+      if (A.docs.length > 8 * B.docs.length) {
+        let a = 0;
+        for (let j = 0; j < B.docs.length; ) {
+          const d = B.docs[j]!;
+          const je = runEnd(B, j);
+          a = seekDoc(A, d, a);
+          if (a < A.docs.length && A.docs[a] === d) visit(d, a, runEnd(A, a), j, je);
+          j = je;
+        }
+      } else if (B.docs.length > 8 * A.docs.length) {
+        let b = 0;
+        for (let i = 0; i < A.docs.length; ) {
+          const d = A.docs[i]!;
+          const ie = runEnd(A, i);
+          b = seekDoc(B, d, b);
+          if (b < B.docs.length && B.docs[b] === d) visit(d, i, ie, b, runEnd(B, b));
+          i = ie;
+        }
+      } else {
+        let i = 0;
+        let j = 0;
+        while (i < A.docs.length && j < B.docs.length) {
+          const da = A.docs[i]!;
+          const db = B.docs[j]!;
+          if (da < db) i = runEnd(A, i);
+          else if (db < da) j = runEnd(B, j);
+          else {
+            const ie = runEnd(A, i);
+            const je = runEnd(B, j);
+            visit(da, i, ie, j, je);
+            i = ie;
+            j = je;
+          }
+        }
+      }
+    }
+  }
+}

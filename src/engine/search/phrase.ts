@@ -1,0 +1,103 @@
+// Phrase matching: documents where the words occur at consecutive positions of one
+// field. Used for quoted phrases, split words and multi-word synonyms; the result is a
+// posting list of the phrase's start positions, so the rest of the search treats a
+// phrase like a word.
+
+import type { IndexState } from '../index/index-state.js';
+import { EMPTY_POSTING, seekDoc, type Posting } from '../index/postings.js';
+
+/** Posting list of a single word by its normalized form (empty when unknown). */
+export function wordPosting(state: IndexState, word: string): Posting {
+  const id = state.words.id(word);
+  if (id === undefined || id >= state.wordCount) return EMPTY_POSTING;
+  return state.postings[id] ?? EMPTY_POSTING;
+}
+
+/** End (exclusive) of document d's entries starting at index i. */
+function docEnd(p: Posting, i: number): number {
+  const d = p.docs[i]!;
+  let j = i;
+  while (j < p.docs.length && p.docs[j] === d) j++;
+  return j;
+}
+
+function hasFp(p: Posting, from: number, to: number, fp: number): boolean {
+  let lo = from;
+  let hi = to;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const v = p.fps[mid]!;
+    if (v === fp) return true;
+    if (v < fp) lo = mid + 1;
+    else hi = mid;
+  }
+  return false;
+}
+
+/**
+ * Start positions of the phrase. `null` entries (stop words) match any position. The
+ * rarest word drives the scan; the others are probed by binary search.
+ */
+export function phrasePosting(state: IndexState, words: readonly (string | null)[]): Posting {
+  const parts: { p: Posting; off: number }[] = [];
+  words.forEach((w, off) => {
+    if (w !== null) parts.push({ p: wordPosting(state, w), off });
+  });
+  if (parts.length === 0 || parts.some((x) => x.p.docs.length === 0)) return EMPTY_POSTING;
+  const first = parts[0]!.off;
+  for (const x of parts) x.off -= first;
+  if (parts.length === 1) return parts[0]!.p;
+  let driver = parts[0]!;
+  for (const x of parts) if (x.p.docs.length < driver.p.docs.length) driver = x;
+  const others = parts.filter((x) => x !== driver);
+  const cursors = others.map(() => 0);
+  const outDocs: number[] = [];
+  const outFps: number[] = [];
+  let ndocs = 0;
+  const dp = driver.p;
+  for (let i = 0; i < dp.docs.length; ) {
+    const d = dp.docs[i]!;
+    const end = docEnd(dp, i);
+    const ranges: [number, number][] = [];
+    let present = true;
+    for (let k = 0; k < others.length; k++) {
+      const op = others[k]!.p;
+      const at = seekDoc(op, d, cursors[k]);
+      cursors[k] = at;
+      if (at >= op.docs.length || op.docs[at] !== d) {
+        present = false;
+        break;
+      }
+      ranges.push([at, docEnd(op, at)]);
+    }
+    if (present) {
+      let matched = false;
+      for (let j = i; j < end; j++) {
+        const startFp = dp.fps[j]! - driver.off;
+        if ((startFp & 0xffff) > (dp.fps[j]! & 0xffff)) continue;
+        let ok = true;
+        for (let k = 0; k < others.length && ok; k++) {
+          const [a, b] = ranges[k]!;
+          ok = hasFp(others[k]!.p, a, b, startFp + others[k]!.off);
+        }
+        if (ok) {
+          outDocs.push(d);
+          outFps.push(startFp);
+          matched = true;
+        }
+      }
+      if (matched) ndocs++;
+    }
+    i = end;
+  }
+  if (outDocs.length === 0) return EMPTY_POSTING;
+  const fps = Uint32Array.from(outFps);
+  // Driver positions shifted by an offset can come out of order within a document.
+  const order = Array.from(outDocs.keys()).sort((a, b) => outDocs[a]! - outDocs[b]! || fps[a]! - fps[b]!);
+  return { docs: Uint32Array.from(order, (k) => outDocs[k]!), fps: Uint32Array.from(order, (k) => fps[k]!), ndocs };
+}
+
+/** Documents where `left` is immediately followed by `right` (for word splitting). */
+export function pairFrequency(state: IndexState, left: string, right: string): number {
+  return phrasePosting(state, [left, right]).ndocs;
+}

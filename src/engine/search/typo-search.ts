@@ -1,0 +1,189 @@
+// Typo derivations of a query word over the whole dictionary.
+//
+// The sorted word list is walked as an implicit trie: consecutive words share their
+// common prefix, so the Damerau (optimal string alignment) rows computed for that prefix
+// are reused, and as soon as no cell of a row is within the budget every word sharing
+// the prefix is skipped with one binary search. This plays the role of the reference's
+// Levenshtein automaton intersected with its FST, with the same rules: the first
+// letter must match (changing it is only allowed with a 2-typo budget, within distance
+// 1, and then counts as 2 typos), prefix mode measures the best prefix of each word, and
+// at most 150 one-typo and 50 two-typo derivations are kept, in dictionary order.
+//
+// Distances are computed on UTF-16 code units; outside the Basic Multilingual Plane a
+// character counts as two, which only matters for words of astral characters.
+
+import { firstChar, type SortedWords } from '../index/word-table.js';
+
+export const MAX_ONE_TYPO = 150;
+export const MAX_TWO_TYPOS = 50;
+
+export interface TypoDerivations {
+  /** Sorted-list indexes of one-typo derivations, in dictionary order. */
+  one: number[];
+  /** Sorted-list indexes of two-typo derivations, in dictionary order. */
+  two: number[];
+}
+
+class Rows {
+  rows: Int32Array[] = [];
+  best: Int32Array = new Int32Array(0);
+
+  constructor(private readonly m: number) {}
+
+  get(depth: number): Int32Array {
+    let r = this.rows[depth];
+    if (!r) {
+      r = new Int32Array(this.m + 1);
+      this.rows[depth] = r;
+      if (this.best.length <= depth) {
+        const b = new Int32Array(Math.max(16, depth * 2));
+        b.set(this.best);
+        this.best = b;
+      }
+    }
+    return r;
+  }
+}
+
+/**
+ * Walks words[lo, hi) and reports each word within `k` of `q` (distance ≥ 1) through
+ * `emit(index, distance)`; `emit` returns false to stop. In prefix mode words whose
+ * prefix equals `q` are skipped (they are the zero-typo prefix derivations).
+ */
+function walk(
+  words: readonly string[],
+  lo: number,
+  hi: number,
+  q: string,
+  k: number,
+  prefix: boolean,
+  sorted: SortedWords,
+  emit: (index: number, dist: number) => boolean,
+): void {
+  const m = q.length;
+  const INF = k + 1;
+  const rows = new Rows(m);
+  const r0 = rows.get(0);
+  for (let j = 0; j <= m; j++) r0[j] = j < INF ? j : INF;
+  rows.best[0] = r0[m]!;
+  let prev = '';
+  let valid = 0;
+  let i = lo;
+  while (i < hi) {
+    const w = words[i]!;
+    let l = 0;
+    const lim = Math.min(valid, w.length, prev.length);
+    while (l < lim && w.charCodeAt(l) === prev.charCodeAt(l)) l++;
+    prev = w;
+    let skipTo = -1;
+    let depth = l + 1;
+    for (; depth <= w.length; depth++) {
+      const c = w.charCodeAt(depth - 1);
+      const up = rows.get(depth - 1);
+      const cur = rows.get(depth);
+      const up2 = depth >= 2 ? rows.rows[depth - 2]! : null;
+      const pc = depth >= 2 ? w.charCodeAt(depth - 2) : -1;
+      let v0 = depth < INF ? depth : INF;
+      cur[0] = v0;
+      let min = v0;
+      for (let j = 1; j <= m; j++) {
+        const qc = q.charCodeAt(j - 1);
+        let v = up[j - 1]! + (qc === c ? 0 : 1);
+        const del = up[j]! + 1;
+        if (del < v) v = del;
+        const ins = v0 + 1;
+        if (ins < v) v = ins;
+        if (up2 !== null && j > 1 && qc === pc && q.charCodeAt(j - 2) === c) {
+          const tr = up2[j - 2]! + 1;
+          if (tr < v) v = tr;
+        }
+        if (v > INF) v = INF;
+        cur[j] = v;
+        v0 = v;
+        if (v < min) min = v;
+      }
+      valid = depth;
+      const last = cur[m]!;
+      if (prefix) {
+        const b = Math.min(rows.best[depth - 1]!, last);
+        rows.best[depth] = b;
+        if (b === 0) {
+          skipTo = sorted.endOfPrefix(i, depth, hi);
+          break;
+        }
+        if (b <= k && min >= b) {
+          // Nothing below this prefix can get closer: the whole run matches at distance b.
+          const end = sorted.endOfPrefix(i, depth, hi);
+          for (let x = i; x < end; x++) if (!emit(x, b)) return;
+          skipTo = end;
+          break;
+        }
+        if (min > k && b > k) {
+          skipTo = sorted.endOfPrefix(i, depth, hi);
+          break;
+        }
+      } else if (min > k) {
+        skipTo = sorted.endOfPrefix(i, depth, hi);
+        break;
+      }
+    }
+    if (skipTo >= 0) {
+      i = skipTo;
+      continue;
+    }
+    const d = prefix ? rows.best[w.length]! : rows.get(w.length)[m]!;
+    if (d >= 1 && d <= k && !emit(i, d)) return;
+    i++;
+  }
+}
+
+/** Words within distance 1 of `q` whose first character differs (they count as 2 typos). */
+function firstLetterVariants(sorted: SortedWords, q: string, prefix: boolean): number[] {
+  const first = firstChar(q);
+  const rest = q.slice(first.length);
+  const patterns = new Set<string>();
+  if (rest.length > 0) patterns.add(rest);
+  const second = rest.length > 0 ? firstChar(rest) : '';
+  if (second && second !== first) patterns.add(second + first + rest.slice(second.length));
+  for (const c of sorted.firstChars) {
+    if (c === first) continue;
+    patterns.add(c + rest);
+    patterns.add(c + q);
+  }
+  const out: number[] = [];
+  for (const p of patterns) {
+    if (p.length === 0 || p.startsWith(first)) continue;
+    const [a, b] = sorted.prefixRange(p);
+    if (prefix) for (let x = a; x < b; x++) out.push(x);
+    else if (a < b && sorted.words[a] === p) out.push(a);
+  }
+  return [...new Set(out)].sort((x, y) => x - y);
+}
+
+/**
+ * One- and two-typo derivations of `q` with budget `maxTypos`. `live(i)` tells whether
+ * the word at sorted index i still occurs in some document.
+ */
+export function typoDerivations(
+  sorted: SortedWords,
+  q: string,
+  maxTypos: number,
+  prefix: boolean,
+  live: (index: number) => boolean,
+): TypoDerivations {
+  const out: TypoDerivations = { one: [], two: [] };
+  if (maxTypos <= 0 || q.length === 0) return out;
+  const [lo, hi] = sorted.prefixRange(firstChar(q));
+  const k = maxTypos >= 2 ? 2 : 1;
+  walk(sorted.words, lo, hi, q, k, prefix, sorted, (i, d) => {
+    if (!live(i)) return true;
+    if (d === 1 && out.one.length < MAX_ONE_TYPO) out.one.push(i);
+    else if (d === 2 && out.two.length < MAX_TWO_TYPOS) out.two.push(i);
+    return out.one.length < MAX_ONE_TYPO || (k === 2 && out.two.length < MAX_TWO_TYPOS);
+  });
+  if (k === 2) {
+    const variants = firstLetterVariants(sorted, q, prefix).filter(live);
+    if (variants.length > 0) out.two = [...out.two, ...variants].sort((a, b) => a - b).slice(0, MAX_TWO_TYPOS);
+  }
+  return out;
+}

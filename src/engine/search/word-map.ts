@@ -1,0 +1,82 @@
+// Word id → the units it matches (with the typo count and exactness of that match), so
+// a document's token list can be matched against the whole query in one pass. Sources
+// that are not single words (phrases, prefix lists) are kept aside and looked up in
+// their posting lists.
+
+import type { IndexState } from '../index/index-state.js';
+import { seekDoc, type Posting } from '../index/postings.js';
+import type { Unit } from './derivations.js';
+
+let slotPool = new Int32Array(0);
+let slotInUse = false;
+
+export interface ListSource {
+  unit: number;
+  typo: number;
+  exact: boolean;
+  posting: Posting;
+}
+
+/** Receives one match: unit id, typo count (n-gram base included), exactness, and where. */
+export type MatchVisitor = (unit: number, typo: number, exact: boolean, fp: number) => void;
+
+export class WordUnitMap {
+  private readonly slot: Int32Array;
+  private readonly entryUnit: number[] = [];
+  private readonly entryTypo: number[] = [];
+  private readonly entryExact: boolean[] = [];
+  private readonly entryNext: number[] = [];
+  private readonly words: number[] = [];
+  readonly lists: ListSource[] = [];
+  private released = false;
+
+  constructor(state: IndexState, units: readonly Unit[]) {
+    if (slotInUse) throw new Error('word map already in use');
+    slotInUse = true;
+    if (slotPool.length < state.wordCount) slotPool = new Int32Array(Math.ceil(state.wordCount * 1.25) + 64).fill(-1);
+    this.slot = slotPool;
+    for (const u of units) {
+      for (const src of u.sources) {
+        const typo = src.typo + u.baseTypo;
+        if (src.wordId < 0) {
+          this.lists.push({ unit: u.id, typo, exact: src.exact, posting: src.posting });
+          continue;
+        }
+        const e = this.entryUnit.length;
+        this.entryUnit.push(u.id);
+        this.entryTypo.push(typo);
+        this.entryExact.push(src.exact);
+        const prev = this.slot[src.wordId]!;
+        if (prev === -1) this.words.push(src.wordId);
+        this.entryNext.push(prev);
+        this.slot[src.wordId] = e;
+      }
+    }
+  }
+
+  /** Calls `visit` for every match of the query in the document, in token order then list order. */
+  forEachMatch(state: IndexState, d: number, visit: MatchVisitor): void {
+    const rec = state.records[d];
+    if (rec) {
+      const t = rec.tokens;
+      const slot = this.slot;
+      for (let i = 0; i < t.length; i += 2) {
+        let e = slot[t[i]!]!;
+        if (e === -1) continue;
+        const fp = t[i + 1]!;
+        for (; e !== -1; e = this.entryNext[e]!) visit(this.entryUnit[e]!, this.entryTypo[e]!, this.entryExact[e]!, fp);
+      }
+    }
+    for (const l of this.lists) {
+      const p = l.posting;
+      for (let i = seekDoc(p, d); i < p.docs.length && p.docs[i] === d; i++) visit(l.unit, l.typo, l.exact, p.fps[i]!);
+    }
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    for (const w of this.words) this.slot[w] = -1;
+    slotInUse = false;
+  }
+}
