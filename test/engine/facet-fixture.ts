@@ -45,6 +45,17 @@ export class FacetFixture {
     }
   }
 
+  /** Every document gone, then `docs` added, in one batch (what clearing an index then adding does). */
+  async reset(docs: Record<number, Doc>): Promise<void> {
+    const list: DocChange[] = Object.entries(docs).map(([k, after]) => ({ docid: Number(k), before: null, after }));
+    const update = await this.index.prepare(list, this.settings, { reset: true });
+    const wb = this.store.batch();
+    update.write(wb);
+    await wb.commit();
+    update.publish();
+    this.docs = new Map(Object.entries(docs).map(([k, d]) => [Number(k), d]));
+  }
+
   async add(docs: Doc[], from = this.docs.size): Promise<void> {
     await this.apply(Object.fromEntries(docs.map((d, i) => [from + i, d])));
   }

@@ -110,6 +110,24 @@ describe('filter evaluation', () => {
   });
 });
 
+describe('index-wide changes', () => {
+  it('starts over when every document is cleared, and when filterable attributes change', async () => {
+    const cx = await FacetFixture.open({ filterableAttributes: ['a'] });
+    await cx.add([{ a: 1, b: 'x' }, { a: 2, b: 'y' }]);
+    await cx.reset({ 5: { a: 2, b: 'y' } });
+    expect(cx.filter('a = 2')).toEqual([5]);
+    expect(cx.filter('NOT a = 1')).toEqual([5]);
+    await cx.reopen();
+    expect(cx.filter('a EXISTS')).toEqual([5]);
+    expect(cx.filterError('b = y')).toMatch(/^Attribute `b` is not filterable/);
+    await cx.changeSettings({ filterableAttributes: ['b'] });
+    expect(cx.filter('b = Y')).toEqual([5]);
+    await cx.reopen();
+    expect(cx.filter('b = Y')).toEqual([5]);
+    await cx.close();
+  });
+});
+
 describe('filterable attribute rules', () => {
   let rx: FacetFixture;
   beforeAll(async () => {

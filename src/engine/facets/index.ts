@@ -32,12 +32,30 @@ export function facetStateOf(h: IndexHandle): FacetState {
   return part.state;
 }
 
-/** Any docid collection as a bitmap; null stands for every document of the index. */
-export function toBitmap(h: IndexHandle, docids: Bitmap | Iterable<number> | null): Bitmap {
+/**
+ * Any docid collection as a bitmap; null stands for every document of the index. A
+ * `Uint8Array` is read as a mask by docid (non-zero = included), not as a list of docids.
+ */
+export function toBitmap(h: IndexHandle, docids: Bitmap | Uint8Array | Iterable<number> | null): Bitmap {
   const state = facetStateOf(h);
   if (docids === null) return state.universe().clone();
   if (docids instanceof Bitmap) return docids;
+  if (docids instanceof Uint8Array) {
+    const b = new Bitmap(Math.max(state.capacity(), docids.length));
+    for (let d = 0; d < docids.length; d++) if (docids[d] !== 0) b.add(d);
+    return b;
+  }
   return Bitmap.from(docids, state.capacity());
+}
+
+/** {@link filterBitmap} as a mask by docid (1 = kept), sized to cover `size` docids. */
+export function filterMask(h: IndexHandle, filter: unknown, opts: FilterOptions, size = 0): Uint8Array | null {
+  const b = filterBitmap(h, filter, opts);
+  if (!b) return null;
+  const docids = b.toArray();
+  const mask = new Uint8Array(Math.max(size, docids.length > 0 ? docids[docids.length - 1]! + 1 : 0));
+  for (const d of docids) mask[d] = 1;
+  return mask;
 }
 
 export interface FilterOptions extends FilterParseOptions {
@@ -72,22 +90,22 @@ export function filterDocids(h: IndexHandle, filter: unknown, opts: FilterOption
  * `*`) over the candidates, following the index's `faceting` setting. Throws
  * `invalid_search_facets` for a facet that is not filterable.
  */
-export function facetDistribution(h: IndexHandle, candidates: Bitmap | Iterable<number> | null, facets: readonly string[]): FacetsResult {
+export function facetDistribution(h: IndexHandle, candidates: Bitmap | Uint8Array | Iterable<number> | null, facets: readonly string[]): FacetsResult {
   const s = h.meta.settings;
   return computeFacets(facetStateOf(h), s.filterableAttributes, s.faceting, toBitmap(h, candidates), facets);
 }
 
 /** Buckets of tied documents in the order of one sort criterion (see {@link sortBuckets}). */
-export function sortValues(h: IndexHandle, criterion: SortCriterion, candidates: Bitmap | Iterable<number> | null): Generator<SortBucket> {
+export function sortValues(h: IndexHandle, criterion: SortCriterion, candidates: Bitmap | Uint8Array | Iterable<number> | null): Generator<SortBucket> {
   return sortBuckets(facetStateOf(h), criterion, toBitmap(h, candidates));
 }
 
 /** Candidates ordered by several criteria, at most `limit` of them. */
-export function sortedDocids(h: IndexHandle, criteria: readonly SortCriterion[], candidates: Bitmap | Iterable<number> | null, limit?: number): number[] {
+export function sortedDocids(h: IndexHandle, criteria: readonly SortCriterion[], candidates: Bitmap | Uint8Array | Iterable<number> | null, limit?: number): number[] {
   return sortDocids(facetStateOf(h), criteria, toBitmap(h, candidates), limit);
 }
 
 /** Facet values of `facetName` matching `facetQuery` among the candidates (see `searchFacetValues`). */
-export function facetSearch(h: IndexHandle, facetName: string, facetQuery: string | null, candidates: Bitmap | Iterable<number> | null): FacetHit[] {
+export function facetSearch(h: IndexHandle, facetName: string, facetQuery: string | null, candidates: Bitmap | Uint8Array | Iterable<number> | null): FacetHit[] {
   return searchFacetValues(facetStateOf(h), h.meta.settings, facetName, facetQuery, toBitmap(h, candidates));
 }

@@ -9,10 +9,12 @@ export interface QueryCandidatesInput {
 }
 
 /**
- * Documents matching a query (before ranking, as `estimatedTotalHits` counts them), or null
- * when the query keeps every document. The full-text search core installs it.
+ * Documents matching a query (before ranking, as `estimatedTotalHits` counts them): docids,
+ * or a `Uint8Array` mask by docid; null when the query keeps every document. The full-text
+ * search core installs it.
  */
-export type QueryCandidates = (h: IndexHandle, input: QueryCandidatesInput) => Iterable<number> | null | Promise<Iterable<number> | null>;
+type Candidates = Iterable<number> | Uint8Array | null;
+export type QueryCandidates = (h: IndexHandle, input: QueryCandidatesInput) => Candidates | Promise<Candidates>;
 
 let provider: QueryCandidates | null = null;
 
@@ -29,7 +31,7 @@ export function hasQueryCandidates(): boolean {
  * Candidates of `q` for facet search. Without a search core registered, a query does not
  * narrow the candidates: facet counts then cover every document the filter keeps.
  */
-export async function queryCandidates(h: IndexHandle, input: QueryCandidatesInput): Promise<Iterable<number> | null> {
+export async function queryCandidates(h: IndexHandle, input: QueryCandidatesInput): Promise<Candidates> {
   if (!provider || input.q.trim() === '') return null;
   return provider(h, input);
 }
