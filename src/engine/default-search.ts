@@ -1,5 +1,5 @@
 import { compositeFactory } from './composite-index.js';
-import { installDocumentFilter } from './facets/document-filter.js';
+import { installDocumentFilter } from './facets/index.js';
 import { facetIndexFactory } from './facets/facet-index.js';
 import type { SearchIndexFactory } from './search-index.js';
 

@@ -7,7 +7,7 @@ import { FacetIndex } from '../../src/engine/facets/facet-index.js';
 import type { DocChange } from '../../src/engine/search-index.js';
 import { defaultSettings, type IndexSettings } from '../../src/engine/settings/settings.js';
 import { FilterEvaluator } from '../../src/engine/filter/evaluate.js';
-import { parseFilter } from '../../src/engine/filter/input.js';
+import { parseFilter } from '../../src/engine/filter/filter-tree.js';
 import { FilterError } from '../../src/engine/filter/errors.js';
 
 /** A facet index on a real store in a temp dir, fed documents by docid like the batch processor does. */

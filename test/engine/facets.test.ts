@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Bitmap } from '../../src/engine/facets/bitmap.js';
 import { computeFacets } from '../../src/engine/facets/distribution.js';
-import { DistinctFilter } from '../../src/engine/facets/distinct.js';
 import { searchFacetValues } from '../../src/engine/facets/facet-search.js';
-import { checkSortable, parseSortExpression, sortBuckets, sortDocids } from '../../src/engine/facets/sort.js';
+import { checkSortable, DistinctFilter, parseSortExpression, sortBuckets, sortDocids } from '../../src/engine/facets/sort.js';
 import { defaultSettings } from '../../src/engine/settings/settings.js';
 import { FacetFixture } from './facet-fixture.js';
 

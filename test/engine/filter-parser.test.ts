@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FilterNode, Token } from '../../src/engine/filter/ast.js';
+import type { FilterNode, Token } from '../../src/engine/filter/filter-tree.js';
 import { FilterError } from '../../src/engine/filter/errors.js';
 import { parseFilterString } from '../../src/engine/filter/parser.js';
 

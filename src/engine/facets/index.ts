@@ -3,10 +3,11 @@
  * handle; the facet structures are the `facets` part of its composite search index.
  */
 import { CompositeIndex } from '../composite-index.js';
+import { setFilterResolver } from '../documents/filter-hook.js';
 import type { IndexHandle } from '../index-handle.js';
 import { FilterError } from '../filter/errors.js';
 import { FilterEvaluator } from '../filter/evaluate.js';
-import { parseFilter, type FilterParseOptions } from '../filter/input.js';
+import { parseFilter, type FilterParseOptions } from '../filter/filter-tree.js';
 import { Bitmap } from './bitmap.js';
 import { computeFacets, type FacetsResult } from './distribution.js';
 import { searchFacetValues, type FacetHit } from './facet-search.js';
@@ -19,9 +20,12 @@ export { facetIndexFactory, FacetIndex } from './facet-index.js';
 export type { FacetState } from './facet-state.js';
 export { checkFacetNames, type FacetsResult } from './distribution.js';
 export { checkFacetSearchable, type FacetHit } from './facet-search.js';
-export { checkDistinctAttribute, DistinctFilter, distinctCandidates } from './distinct.js';
-export { checkSortable, geoDistance, parseSort, parseSortExpression, type SortBucket, type SortCriterion } from './sort.js';
-export { parseFilter, type FilterParseOptions } from '../filter/input.js';
+export {
+  checkDistinctAttribute, checkSortable, DistinctFilter, distinctCandidates, geoDistance, parseSort, parseSortExpression,
+  type SortBucket, type SortCriterion,
+} from './sort.js';
+export { hasQueryCandidates, queryCandidates, setQueryCandidates, type QueryCandidates, type QueryCandidatesInput } from './facet-search.js';
+export { parseFilter, type FilterParseOptions } from '../filter/filter-tree.js';
 
 /** The name the facet structures have among an index's search parts. */
 export const FACETS_PART = 'facets';
@@ -108,4 +112,16 @@ export function sortedDocids(h: IndexHandle, criteria: readonly SortCriterion[],
 /** Facet values of `facetName` matching `facetQuery` among the candidates (see `searchFacetValues`). */
 export function facetSearch(h: IndexHandle, facetName: string, facetQuery: string | null, candidates: Bitmap | Uint8Array | Iterable<number> | null): FacetHit[] {
   return searchFacetValues(facetStateOf(h), h.meta.settings, facetName, facetQuery, toBitmap(h, candidates));
+}
+
+/**
+ * Plugs filter evaluation into the documents routes (listing, fetch) and into deletion by
+ * filter, which the batch processor runs. The `CONTAINS` feature gate is the routes' job:
+ * they know the node's experimental features, and they refuse before enqueuing.
+ */
+export function installDocumentFilter(): void {
+  setFilterResolver(async (_engine, h, filter) => {
+    const matched = filterBitmap(h, filter, { code: 'invalid_document_filter', containsFilter: true });
+    return new Set(matched ? matched.toArray() : facetStateOf(h).all);
+  });
 }

@@ -5,7 +5,7 @@ import { facetKey } from '../facets/extract.js';
 import type { FacetState } from '../facets/facet-state.js';
 import type { Bound, FieldFacets } from '../facets/field-facets.js';
 import { intersectsCircle, intersectsPolygon } from '../facets/geojson.js';
-import { filterFields, type Condition, type FilterNode, type Token } from './ast.js';
+import { filterFields, type Condition, type FilterNode, type Token } from './filter-tree.js';
 import { FilterError, rustFloat } from './errors.js';
 import { finiteFloat, parseRustFloat } from './lexer.js';
 import {

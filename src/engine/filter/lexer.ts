@@ -1,4 +1,4 @@
-import type { Token } from './ast.js';
+import type { Token } from './filter-tree.js';
 
 /**
  * What went wrong while parsing, before it is rendered. `fatal` mirrors the reference

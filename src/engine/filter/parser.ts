@@ -1,7 +1,6 @@
-import type { Condition, FilterNode, Token } from './ast.js';
-import { FilterError } from './errors.js';
+import type { Condition, FilterNode, Token } from './filter-tree.js';
+import { diagnosticOf, FilterError } from './errors.js';
 import { KEYWORDS, Lexer, ParseFail } from './lexer.js';
-import { diagnosticOf } from './messages.js';
 
 /** Nesting allowed by the grammar: each parenthesis costs four levels, each `NOT` one. */
 export const MAX_PARSE_DEPTH = 200;

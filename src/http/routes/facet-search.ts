@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { withSearchRules } from '../../auth/request-auth.js';
-import { checkFacetSearchable, facetSearch, filterBitmap, parseFilter, toBitmap } from '../../engine/facets/index.js';
-import { queryCandidates } from '../../engine/facets/query-candidates.js';
+import { checkFacetSearchable, facetSearch, filterBitmap, parseFilter, queryCandidates, toBitmap } from '../../engine/facets/index.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
