@@ -29,6 +29,15 @@ export interface Options {
   writeTimeoutMs: number;
   dumpDir: string;
   snapshotDir: string;
+  /** A dump to start from (see `src/backup/`); only on a fresh single node that may then seed a cluster. */
+  importDump: string | null;
+  ignoreMissingDump: boolean;
+  ignoreDumpIfDbExists: boolean;
+  importSnapshot: string | null;
+  ignoreMissingSnapshot: boolean;
+  ignoreSnapshotIfDbExists: boolean;
+  /** Seconds between two scheduled snapshots; null when none are scheduled. */
+  scheduleSnapshot: number | null;
 }
 
 export class OptionsError extends Error {}
@@ -38,6 +47,8 @@ interface FlagDef {
   help: string;
   /** Flags without a value (booleans). */
   bare?: boolean;
+  /** The value of a flag whose value may be left out (`--schedule-snapshot` alone). */
+  optional?: string;
   default?: string;
 }
 
@@ -61,6 +72,13 @@ export const FLAGS: FlagDef[] = [
   { name: 'write-timeout', help: 'How long a write waits for a leader and a quorum before failing with no_leader, e.g. "10s"', default: '10s' },
   { name: 'dump-dir', help: 'Directory where dumps are written', default: './dumps' },
   { name: 'snapshot-dir', help: 'Directory where snapshots are written', default: './snapshots' },
+  { name: 'import-dump', help: 'Dump file to start a fresh node from (not with --peers or --join)' },
+  { name: 'ignore-missing-dump', help: 'Start normally when the --import-dump file does not exist', bare: true },
+  { name: 'ignore-dump-if-db-exists', help: 'Start with the existing database and ignore --import-dump', bare: true },
+  { name: 'import-snapshot', help: 'Snapshot file to start a fresh node from (not with --peers or --join)' },
+  { name: 'ignore-missing-snapshot', help: 'Start normally when the --import-snapshot file does not exist', bare: true },
+  { name: 'ignore-snapshot-if-db-exists', help: 'Start with the existing database and ignore --import-snapshot', bare: true },
+  { name: 'schedule-snapshot', help: 'Take a snapshot every N seconds (the flag alone: every 86400 s)', optional: '86400' },
 ];
 
 export function envVarName(flag: string): string {
@@ -126,6 +144,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     let value: string;
     if (eq >= 0) value = arg.slice(eq + 1);
     else if (def.bare) value = 'true';
+    else if (def.optional !== undefined && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('--'))) value = def.optional;
     else {
       const next = argv[i + 1];
       if (next === undefined || next.startsWith('--')) throw new OptionsError(`Flag --${name} needs a value.`);
@@ -182,6 +201,26 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (!/^\d+$/.test(thresholdText) || Number(thresholdText) < 1) {
     throw new OptionsError(`--raft-snapshot-threshold: expected a positive number of entries, got \`${thresholdText}\`.`);
   }
+  const flag = (name: string): boolean => {
+    const v = get(name);
+    if (v === undefined || v === 'false') return false;
+    if (v === 'true') return true;
+    throw new OptionsError(`--${name}: expected true or false, got \`${v}\`.`);
+  };
+  const importDump = get('import-dump') ?? null;
+  const importSnapshot = get('import-snapshot') ?? null;
+  if (importDump !== null && importSnapshot !== null) {
+    throw new OptionsError('--import-dump and --import-snapshot exclude each other: a node starts from one of them.');
+  }
+  if ((importDump !== null || importSnapshot !== null) && (peers.length > 0 || join !== null)) {
+    throw new OptionsError(
+      'An import runs on a fresh single node (no --peers, no --join). To restore a cluster, import on one node started with --raft-addr, then let the others --join it: they copy the imported state from it.',
+    );
+  }
+  const scheduleText = get('schedule-snapshot');
+  if (scheduleText !== undefined && (!/^\d+$/.test(scheduleText) || Number(scheduleText) < 1)) {
+    throw new OptionsError(`--schedule-snapshot: expected a positive number of seconds, got \`${scheduleText}\`.`);
+  }
   return {
     dbPath: get('db-path')!,
     httpAddr: parseHostPort('http-addr', get('http-addr')!),
@@ -199,5 +238,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     writeTimeoutMs: parseDuration('write-timeout', get('write-timeout')!),
     dumpDir: get('dump-dir')!,
     snapshotDir: get('snapshot-dir')!,
+    importDump,
+    ignoreMissingDump: flag('ignore-missing-dump'),
+    ignoreDumpIfDbExists: flag('ignore-dump-if-db-exists'),
+    importSnapshot,
+    ignoreMissingSnapshot: flag('ignore-missing-snapshot'),
+    ignoreSnapshotIfDbExists: flag('ignore-snapshot-if-db-exists'),
+    scheduleSnapshot: scheduleText === undefined ? null : Number(scheduleText),
   };
 }
