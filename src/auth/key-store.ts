@@ -240,6 +240,11 @@ export class KeyStore implements ConfigHandler {
   }
 }
 
+/** Writes a key as it was, uid and dates included (a dump import); `load` reads it back. */
+export function stageKey(wb: WriteBatch, key: ApiKey): void {
+  wb.put(KEYS.key(key.uid), JSON.stringify(key));
+}
+
 /**
  * Creates the default keys on a store that has none, the way the reference does at launch.
  *

@@ -115,11 +115,16 @@ export function removeStaleSnapshotFiles(base: string, keep: string | null): voi
   }
 }
 
-/** Reads the key/value records of a snapshot file. */
-export async function* readSnapshotFile(path: string): AsyncGenerator<[Buffer, Buffer]> {
+/**
+ * Reads the key/value records of a snapshot file, or of the records section `[start, end)` of
+ * a file that wraps them (a backup snapshot has a header and a checksum around them).
+ */
+export async function* readSnapshotFile(path: string, range?: { start: number; end: number }): AsyncGenerator<[Buffer, Buffer]> {
   if (!existsSync(path)) throw new Error(`snapshot file ${path} is missing`);
   let buf: Buffer = Buffer.alloc(0);
-  for await (const chunk of createReadStream(path, { highWaterMark: SNAPSHOT_CHUNK })) {
+  const bounds = range ? (range.end > range.start ? { start: range.start, end: range.end - 1 } : null) : {};
+  if (bounds === null) return;
+  for await (const chunk of createReadStream(path, { highWaterMark: SNAPSHOT_CHUNK, ...bounds })) {
     buf = buf.length === 0 ? (chunk as Buffer) : Buffer.concat([buf, chunk as Buffer]);
     let off = 0;
     while (buf.length - off >= 8) {

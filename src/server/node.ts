@@ -19,6 +19,9 @@ import { connectEngine, connectRaft, connectSoftState, connectTasks, countEnqueu
 import { loggerOr, type ContextLogger } from '../util/log-context.js';
 import { TaskQueue } from '../tasks/task-queue.js';
 import { isFinished, type TaskRecord } from '../tasks/task.js';
+import { BackupOutcomes } from '../backup/outcomes.js';
+import { Backups, scheduleSnapshots } from '../backup/runner.js';
+import { importAtStart, startupLogger } from '../backup/startup-import.js';
 
 export interface RunningNode {
   app: FastifyInstance;
@@ -37,6 +40,8 @@ export interface NodeDeps {
 
 /** Builds a node from the pieces: store, engine, task queue, log, executor, HTTP API. */
 export async function startNode(options: Options, deps: NodeDeps = {}): Promise<RunningNode> {
+  // --import-dump / --import-snapshot build the database before it is opened.
+  await importAtStart(options, deps.searchFactory ?? noSearchIndex, startupLogger(options.logLevel, deps.logStream));
   const store = await RocksStore.open(options.dbPath);
   const engine = await Engine.open(store, deps.searchFactory ?? noSearchIndex);
   const queue = new TaskQueue();
@@ -47,6 +52,8 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   sm.register(ExperimentalFeatures.COMMAND, features);
   const keys = new KeyStore(options.masterKey);
   sm.register(KeyStore.COMMAND, keys);
+  const backupOutcomes = new BackupOutcomes();
+  sm.register(BackupOutcomes.COMMAND, backupOutcomes);
   for (const [name, handler] of deps.configHandlers?.(store) ?? []) sm.register(name, handler);
   await sm.loadHandlers(store);
 
@@ -56,7 +63,16 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     if (app) loggerOr(app.log)[level](obj, msg);
   };
   const log: ContextLogger = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
-  const executor = new Executor(store, queue, engine, log);
+  const backups = new Backups({
+    options,
+    store,
+    engine,
+    queue,
+    outcomes: backupOutcomes,
+    configure: (name, op) => ctx.configure(name, op),
+    log,
+  });
+  const executor = new Executor(store, queue, engine, log, backups);
   const metrics = new Metrics(options.nodeId);
   connectEngine(metrics, engine);
   connectTasks(metrics, queue, executor);
@@ -171,6 +187,10 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   await app.listen({ host: options.httpAddr.host, port: options.httpAddr.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : options.httpAddr.port;
+  const stopSnapshots =
+    options.scheduleSnapshot !== null
+      ? scheduleSnapshots(options.scheduleSnapshot, { isLeader: () => replicator.isLeader(), enqueue: (spec) => ctx.enqueue(spec), log })
+      : () => {};
   const host = options.httpAddr.host.includes(':') ? `[${options.httpAddr.host}]` : options.httpAddr.host;
 
   return {
@@ -179,11 +199,13 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     url: `http://${host}:${port}`,
     async close() {
       closing = true;
+      stopSnapshots();
       // A leader hands over first, so that a planned stop (rolling restart) barely pauses writes.
       await replicator.prepareShutdown();
       await app!.close();
       await replicator.stop();
-      while (executor.busy) await new Promise((r) => setTimeout(r, 10));
+      // Halting (not just waiting) lets a dump in progress give up: it runs again at restart.
+      await executor.halt();
       await store.close();
     },
   };

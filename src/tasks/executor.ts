@@ -8,12 +8,32 @@ import { summarizeBatch, type BatchRecord } from './batch.js';
 import { PAYLOADS, PENDING, type PendingBatch, type TaskQueue } from './task-queue.js';
 import { isFinished, type TaskRecord } from './task.js';
 import { detached } from '../util/log-context.js';
+import type { ErrorBody } from '../errors/api-error.js';
 
 export interface ExecutorEvents {
   /** A batch finished: its tasks reached a final status. */
   batch: [BatchRecord];
   /** Nothing left to process. */
   idle: [];
+}
+
+/**
+ * Thrown by a step that must stop before finishing its batch (the node is closing, or a
+ * snapshot is about to be installed underneath): the batch stays pending and runs again.
+ */
+export class BatchAborted extends Error {}
+
+/** What a dump or snapshot task ended with; `finishedAt` is the one written into the file. */
+export interface BackupResult {
+  status: 'succeeded' | 'failed';
+  details: Record<string, unknown> | null;
+  error: ErrorBody | null;
+  finishedAt: number;
+}
+
+/** Writes dumps and snapshots (`src/backup/`). */
+export interface BackupRunner {
+  run(task: TaskRecord, batch: PendingBatch, shouldStop: () => boolean): Promise<BackupResult>;
 }
 
 export interface Logger {
@@ -36,6 +56,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     private readonly queue: TaskQueue,
     private readonly engine: Engine,
     private readonly log: Logger,
+    private readonly backups?: BackupRunner,
   ) {
     super();
   }
@@ -70,6 +91,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
         const pb = this.queue.pending[0]!;
         this.current = pb;
         const record = await this.execute(pb);
+        if (record === null) break;
         this.queue.pending.shift();
         this.current = null;
         this.emit('batch', record);
@@ -87,7 +109,8 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     this.emit('idle');
   }
 
-  private async execute(pb: PendingBatch): Promise<BatchRecord> {
+  /** Processes one batch; null when it was aborted and stays pending. */
+  private async execute(pb: PendingBatch): Promise<BatchRecord | null> {
     const q = this.queue;
     const tasks = pb.taskUids.map((u) => q.tasks.get(u)).filter((t): t is TaskRecord => !!t && t.status === 'enqueued');
     for (const t of tasks) {
@@ -97,13 +120,25 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     const wb = this.store.batch();
     const touched: TaskRecord[] = [...tasks];
     let publish: () => void = () => {};
+    let backupFinishedAt: number | null = null;
     if (tasks.length > 0) {
       const type = tasks[0]!.type;
       if (type === 'taskCancelation') touched.push(...this.cancel(tasks, wb));
       else if (type === 'taskDeletion') this.deleteTasks(tasks, wb);
-      else publish = await this.runEngine(tasks, wb);
+      else if (type === 'dumpCreation' || type === 'snapshotCreation') {
+        try {
+          backupFinishedAt = await this.runBackup(tasks[0]!, pb);
+        } catch (e) {
+          if (!(e instanceof BatchAborted)) throw e;
+          for (const t of tasks) {
+            t.status = 'enqueued';
+            t.startedAt = null;
+          }
+          return null;
+        }
+      } else publish = await this.runEngine(tasks, wb);
     }
-    const finishedAt = Math.max(Date.now(), pb.startedAt);
+    const finishedAt = backupFinishedAt ?? Math.max(Date.now(), pb.startedAt);
     for (const t of tasks) {
       if (t.status === 'processing') t.status = 'succeeded';
       t.finishedAt = finishedAt;
@@ -125,6 +160,20 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     await wb.commit();
     publish();
     return record;
+  }
+
+  /** Dumps and snapshots run alone in their batch (see the autobatcher). */
+  private async runBackup(t: TaskRecord, pb: PendingBatch): Promise<number> {
+    if (!this.backups) {
+      t.status = 'failed';
+      t.error = errorBody('internal', 'This node was started without dump and snapshot support.');
+      return Math.max(Date.now(), pb.startedAt);
+    }
+    const r = await this.backups.run(t, pb, () => this.halted);
+    t.status = r.status;
+    t.details = r.details;
+    t.error = r.error;
+    return Math.max(r.finishedAt, pb.startedAt);
   }
 
   private async runEngine(tasks: TaskRecord[], wb: WriteBatch): Promise<() => void> {
