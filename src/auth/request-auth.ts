@@ -23,8 +23,11 @@ export interface Grant {
 const OPEN: Grant = { keyIndexes: null, rules: null };
 const grants = new WeakMap<FastifyRequest, Grant>();
 
-/** Routes anyone may call, master key or not. */
-const PUBLIC_ROUTES = new Set(['/', '/health']);
+/**
+ * Routes anyone may call, master key or not. The OpenAPI document is among them: it is
+ * published with each release and says nothing about this instance's data.
+ */
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set(['/', '/health', '/openapi.json']);
 
 /** Actions whose routes accept a tenant token in place of an API key. */
 const TENANT_ACTIONS = new Set(['search', 'chatCompletions']);

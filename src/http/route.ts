@@ -16,6 +16,10 @@ export interface RouteDoc {
   /** Success status and a description of the response. */
   status: number;
   response?: string;
+  /** JSON Schema of the success body, when known (`$ref` to `#/components/schemas/...` allowed). */
+  responseSchema?: Record<string, unknown>;
+  /** Media type of the success body when it is not JSON. */
+  responseMediaType?: string;
   errors?: ErrorCode[];
 }
 

@@ -9,6 +9,8 @@ import { settingsRoutes } from './settings.js';
 import { experimentalFeatureRoutes } from './experimental-features.js';
 import { metricsRoutes } from './metrics.js';
 import { keyRoutes } from './keys.js';
+import { backupRoutes } from './backups.js';
+import { openapiRoutes } from './openapi.js';
 import { facetSearchRoutes } from './facet-search.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -21,5 +23,8 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   experimentalFeatureRoutes(app, ctx);
   metricsRoutes(app, ctx);
   keyRoutes(app, ctx);
+  backupRoutes(app, ctx);
+  // Builds its document on first request, from every route registered by then.
+  openapiRoutes(app, ctx);
   facetSearchRoutes(app, ctx);
 }

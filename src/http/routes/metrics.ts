@@ -11,6 +11,7 @@ export function metricsRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'metrics.get',
     status: 200,
     response: 'Prometheus text exposition format 0.0.4',
+    responseMediaType: 'text/plain',
     handler: async (_req, reply) => {
       const { contentType, body } = await ctx.metrics.expose();
       reply.type(contentType);

@@ -102,6 +102,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Tasks'],
     action: 'tasks.get',
     status: 200,
+    responseSchema: { $ref: '#/components/schemas/Task' },
     handler: async (req) => {
       const raw = (req.params as { taskUid: string }).taskUid;
       if (!/^\d+$/.test(raw) || Number(raw) > 0xffffffff) {
@@ -147,6 +148,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'tasks.cancel',
     query: filterQueryDoc,
     status: 200,
+    responseSchema: { $ref: '#/components/schemas/SummarizedTask' },
     handler: filterAction('cancel'),
   });
 
@@ -158,6 +160,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'tasks.delete',
     query: filterQueryDoc,
     status: 200,
+    responseSchema: { $ref: '#/components/schemas/SummarizedTask' },
     handler: filterAction('deleteTasks'),
   });
 
