@@ -182,8 +182,14 @@ export class Membership {
       const ranked = candidates
         .map((id) => ({ id, pr: st.progress[id] }))
         .filter((c) => c.pr !== undefined)
-        // Reachable first, then the most caught up: the transfer completes sooner.
-        .sort((a, b) => Number(b.pr!.recentActive) - Number(a.pr!.recentActive) || b.pr!.match - a.pr!.match);
+        // Streaming to it (the transport has not found it unreachable), heard from lately, then the
+        // most caught up: the transfer completes sooner, and a peer just stopped is not picked.
+        .sort(
+          (a, b) =>
+            Number(b.pr!.state === 'replicate') - Number(a.pr!.state === 'replicate') ||
+            Number(b.pr!.recentActive) - Number(a.pr!.recentActive) ||
+            b.pr!.match - a.pr!.match,
+        );
       target = ranked[0]?.id ?? null;
       if (target === null) throw new ApiError('bad_request', 'No other voter to hand leadership to.');
     }
@@ -202,7 +208,11 @@ export class Membership {
   /** Before a planned stop: a leader of a multi-node cluster hands over, so writes barely pause. */
   async handOver(timeoutMs: number): Promise<void> {
     const r = this.r;
-    if (!r.isLeader() || r.driver.status().confState.voters.length < 2) return;
+    if (!r.isLeader()) return;
+    const st = r.driver.status();
+    // Nobody in touch to take over (the others are down or stopping too): just stop.
+    const live = (v: string) => v !== r.nodeId && st.progress[v]?.recentActive && st.progress[v]?.state === 'replicate';
+    if (!st.confState.voters.some(live)) return;
     try {
       const lead = await this.transferAsLeader(null, timeoutMs);
       r.d.log.info({ to: lead }, 'handed leadership over before stopping');

@@ -284,6 +284,16 @@ export class GrpcTransport implements RaftTransport {
   async close(): Promise<void> {
     for (const c of this.clients.values()) c.close();
     this.clients.clear();
-    await new Promise<void>((r) => this.server.tryShutdown(() => r()));
+    // Peers keep their channels open; give calls in flight a moment, then cut what is left.
+    await new Promise<void>((r) => {
+      const force = setTimeout(() => {
+        this.server.forceShutdown();
+        r();
+      }, 300);
+      this.server.tryShutdown(() => {
+        clearTimeout(force);
+        r();
+      });
+    });
   }
 }
