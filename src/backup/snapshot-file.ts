@@ -181,6 +181,8 @@ export async function loadSnapshotFile(store: KvStore, v: VerifiedSnapshot): Pro
   } catch (e) {
     throw new BackupFileError(`The snapshot ${v.path} is corrupted: ${e instanceof Error ? e.message : String(e)}.`);
   }
+  await wb.commit();
+  wb = store.batch();
   const { uid, batch } = v.header.task;
   const raw = await store.get(TASKS.key(uid));
   if (raw) {

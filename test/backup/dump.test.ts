@@ -1,0 +1,121 @@
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataset } from '../fixtures/index.js';
+import { spawnNode, startTestNode, tempDir, type NodeProcess, type TestNode } from '../helpers/node.js';
+import { digests, readBackupState, reader, waitTask, type BackupState } from './state.js';
+
+const MASTER = 'a-master-key-for-backups';
+const work = tempDir('trine-dump-');
+const dumpDir = join(work, 'dumps');
+let source: TestNode;
+let imported: NodeProcess | null = null;
+
+beforeAll(async () => {
+  source = await startTestNode(['--master-key', MASTER, '--dump-dir', dumpDir], join(work, 'source'));
+});
+
+afterAll(async () => {
+  await imported?.kill('SIGKILL');
+  await source?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+async function post(url: string, path: string, body?: unknown, method = 'POST'): Promise<Record<string, unknown>> {
+  const r = await fetch(`${url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${MASTER}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return (await r.json()) as Record<string, unknown>;
+}
+
+function searchable(r: Record<string, unknown>): unknown {
+  const { processingTimeMs: _p, requestUid: _r, ...rest } = r;
+  return rest;
+}
+
+describe('dumps', () => {
+  let before: BackupState;
+  let dumpUid: string;
+  let dumpTaskUid: number;
+  // Answered from the indexes' search structures (facet postings), which the import rebuilds.
+  const queries: [string, unknown][] = [
+    ['/indexes/movies/documents/fetch', { filter: 'color = red AND NOT color = green' }],
+    ['/indexes/movies/facet-search', { facetName: 'color', facetQuery: 'bl' }],
+    ['/indexes/products/documents/fetch', { sort: ['id:desc'], limit: 5 }],
+  ];
+  const answers: unknown[] = [];
+
+  it('POST /dumps through the official client writes <dump-dir>/<dumpUid>.dump', async () => {
+    const c = source.client;
+    await c.createIndex('movies', { primaryKey: 'id' }).waitTask();
+    await c
+      .index('movies')
+      .updateSettings({
+        filterableAttributes: ['color'],
+        sortableAttributes: ['title'],
+        synonyms: { marvel: ['avengers'] },
+        stopWords: ['the'],
+        typoTolerance: { minWordSizeForTypos: { oneTypo: 4, twoTypos: 8 } },
+        pagination: { maxTotalHits: 500 },
+      })
+      .waitTask();
+    await c.index('movies').addDocuments(dataset('movies')).waitTask();
+    // Two keys ending in `id`: this one fails, and a failed task must survive the round trip too.
+    const failed = await c.index('products').addDocuments(dataset('products')).waitTask();
+    expect(failed.status).toBe('failed');
+    await c.index('products').addDocuments(dataset('products'), { primaryKey: 'id' }).waitTask();
+    await c.index('products').updateSettings({ sortableAttributes: ['id'], displayedAttributes: ['id', 'description', 'brand'] }).waitTask();
+    await c.index('products').deleteDocument(3).waitTask();
+    await c.createKey({ name: 'reader', description: 'reads movies', actions: ['search', 'documents.get'], indexes: ['movies'], expiresAt: null });
+    await post(source.url, '/experimental-features', { containsFilter: true }, 'PATCH');
+    for (const [path, body] of queries) answers.push(searchable(await post(source.url, path, body)));
+
+    const task = await c.createDump().waitTask();
+    expect(task.status).toBe('succeeded');
+    expect(task.type).toBe('dumpCreation');
+    dumpUid = (task.details as { dumpUid: string }).dumpUid;
+    dumpTaskUid = task.uid;
+    expect(dumpUid).toMatch(/^\d{8}-\d{9}$/);
+    expect(existsSync(join(dumpDir, `${dumpUid}.dump`))).toBe(true);
+    before = await readBackupState(source.url, MASTER);
+    expect(before.tasks.at(-1)!['uid']).toBe(dumpTaskUid);
+  });
+
+  it('--import-dump on a fresh node recreates documents, settings, keys, features and the task list exactly', async () => {
+    imported = await spawnNode(['--master-key', MASTER, '--import-dump', join(dumpDir, `${dumpUid}.dump`)], join(work, 'restored'));
+    const after = await readBackupState(imported.url, MASTER);
+    expect(digests(after)).toEqual(digests(before));
+    // The keys are the same keys: same uids, hence the same values under the same master key.
+    expect(after.keys.map((k) => k['key'])).toEqual(before.keys.map((k) => k['key']));
+    const got: unknown[] = [];
+    for (const [path, body] of queries) got.push(searchable(await post(imported.url, path, body)));
+    expect(got).toEqual(answers);
+    expect((answers[0] as { results: unknown[] }).results.length).toBeGreaterThan(0);
+  });
+
+  it('the imported node goes on with the next task uid and is writable', async () => {
+    const task = await post(imported!.url, '/indexes/movies/documents', [{ id: '1', title: 'After the import' }]);
+    expect(task['taskUid']).toBe(dumpTaskUid + 1);
+    const done = await waitTask(imported!.url, task['taskUid'] as number, MASTER);
+    expect(done['status']).toBe('succeeded');
+    const doc = await reader(imported!.url, MASTER)('/indexes/movies/documents/1');
+    expect(doc['title']).toBe('After the import');
+  });
+
+  it('refuses a database that already exists, unless told to ignore the dump', async () => {
+    await imported!.kill();
+    const dir = join(work, 'restored');
+    const file = join(dumpDir, `${dumpUid}.dump`);
+    await expect(spawnNode(['--master-key', MASTER, '--import-dump', file], dir)).rejects.toThrow(/already exists.*--ignore-dump-if-db-exists/s);
+    imported = await spawnNode(['--master-key', MASTER, '--import-dump', file, '--ignore-dump-if-db-exists'], dir);
+    // The existing database was kept: it has the task written after the import.
+    const t = await reader(imported.url, MASTER)(`/tasks/${dumpTaskUid + 1}`);
+    expect(t['status']).toBe('succeeded');
+    await imported.kill();
+    imported = null;
+    await expect(spawnNode(['--import-dump', join(work, 'nope.dump')], join(work, 'fresh'))).rejects.toThrow(/does not exist.*--ignore-missing-dump/s);
+    expect(existsSync(join(work, 'fresh'))).toBe(false);
+  });
+});
