@@ -128,6 +128,46 @@ describe('index-wide changes', () => {
   });
 });
 
+describe('persistence across chunks', () => {
+  it('stays equal to a direct evaluation through random batches and a restart', async () => {
+    const px = await FacetFixture.open({ filterableAttributes: ['a', 'b', 'c', '_geo'] });
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const spellings = ['Red', 'RED', 'blue', 'Green'];
+    const makeDoc = () => ({
+      ...(rand(4) ? { a: rand(20) } : {}),
+      ...(rand(3) ? { b: spellings[rand(4)] } : {}),
+      ...(rand(2) ? { c: [rand(5), `x${rand(3)}`] } : {}),
+      ...(rand(2) ? { _geo: { lat: rand(10), lng: rand(10) } } : {}),
+    });
+    const docids = Array.from({ length: 120 }, (_, i) => i * 173);
+    for (let batch = 0; batch < 6; batch++) {
+      const changes: Record<number, ReturnType<typeof makeDoc> | null> = {};
+      for (let k = 0; k < 40; k++) changes[docids[rand(docids.length)]!] = rand(5) === 0 ? null : makeDoc();
+      await px.apply(changes);
+    }
+    type D = ReturnType<typeof makeDoc>;
+    const expect_ = (pred: (d: D) => boolean) =>
+      [...px.docs.entries()].filter(([, d]) => pred(d as D)).map(([id]) => id).sort((x, y) => x - y);
+    const checks: [string, (d: D) => boolean][] = [
+      ['a = 3', (d) => d.a === 3],
+      ['a > 12', (d) => d.a !== undefined && d.a > 12],
+      ['b = red', (d) => d.b?.toLowerCase() === 'red'],
+      ['b != green', (d) => d.b?.toLowerCase() !== 'green'],
+      ['c = 2 OR c = x1', (d) => !!d.c && (d.c[0] === 2 || d.c[1] === 'x1')],
+      ['_geoBoundingBox([5, 5], [0, 0])', (d) => !!d._geo && d._geo.lat <= 5 && d._geo.lng <= 5],
+      ['NOT a EXISTS', (d) => d.a === undefined],
+    ];
+    for (const [f, pred] of checks) expect(px.filter(f), f).toEqual(expect_(pred));
+    await px.reopen();
+    for (const [f, pred] of checks) expect(px.filter(f), f).toEqual(expect_(pred));
+    await px.close();
+  });
+});
+
 describe('filterable attribute rules', () => {
   let rx: FacetFixture;
   beforeAll(async () => {

@@ -1,23 +1,26 @@
 import type { KeySpace } from '../../store/keys.js';
 
 /**
- * Key layout of the facet index under its key space. Postings are cut into chunks of 2^16
- * docids so that a batch rewrites only the chunks its documents fall in:
+ * Key layout of the facet index under its key space. Documents are grouped in chunks of
+ * 2^12 docids; each field keeps one record per chunk and kind, holding every value's
+ * documents of that chunk. A batch rewrites only the records of the chunks its documents
+ * fall in, and opening an index reads a few hundred records instead of one per value.
  *
- *   M                                  meta (field names in id order)
- *   A chunk                            docids of every document
- *   E|Z|Y fid chunk                    exists / null / empty docids of a field
- *   N fid chunk f64                    docids with that number
- *   O fid chunk normalized             spellings of a string value with their docids
- *   G docid                            `_geo` point (two f64)
- *   J docid                            `_geojson` value (JSON)
+ *   M                     meta (field names in id order)
+ *   A chunk               docids of every document
+ *   E|Z|Y fid chunk       exists / null / empty docids of a field
+ *   N fid chunk           numbers with their docids
+ *   S fid chunk           normalized strings, each with its spellings and their docids
+ *   G chunk               `_geo` points of the chunk's documents
+ *   J docid               `_geojson` value (JSON)
  */
-export const CHUNK_BITS = 16;
+export const CHUNK_BITS = 12;
+const CHUNK_SIZE = 1 << CHUNK_BITS;
 
-export type PostingKind = 'E' | 'Z' | 'Y' | 'N' | 'O';
+export type SegmentKind = 'E' | 'Z' | 'Y' | 'N' | 'S';
 
 export function chunkOf(docid: number): number {
-  return docid >>> CHUNK_BITS;
+  return Math.floor(docid / CHUNK_SIZE);
 }
 
 function u32(n: number): Buffer {
@@ -26,27 +29,11 @@ function u32(n: number): Buffer {
   return b;
 }
 
-/** f64 whose big-endian bytes sort like the numbers (negative ones flipped). */
-export function encodeF64(v: number): Buffer {
-  const b = Buffer.allocUnsafe(8);
-  b.writeDoubleBE(v);
-  if (b[0]! & 0x80) for (let i = 0; i < 8; i++) b[i] = ~b[i]! & 0xff;
-  else b[0]! |= 0x80;
-  return b;
-}
-
-export function decodeF64(b: Buffer, offset: number): number {
-  const c = Buffer.from(b.subarray(offset, offset + 8));
-  if (c[0]! & 0x80) c[0]! &= 0x7f;
-  else for (let i = 0; i < 8; i++) c[i] = ~c[i]! & 0xff;
-  return c.readDoubleBE(0);
-}
-
 export class FacetKeys {
   constructor(readonly space: KeySpace) {}
 
   get meta(): Buffer {
-    return Buffer.concat([this.space.prefix, Buffer.from('M')]);
+    return this.kindPrefix('M');
   }
 
   kindPrefix(kind: string): Buffer {
@@ -57,26 +44,17 @@ export class FacetKeys {
     return Buffer.concat([this.kindPrefix('A'), u32(chunk)]);
   }
 
-  posting(kind: PostingKind, fid: number, chunk: number, value?: number | string): Buffer {
-    const parts = [this.kindPrefix(kind), u32(fid), u32(chunk)];
-    if (kind === 'N') parts.push(encodeF64(value as number));
-    else if (kind === 'O') parts.push(Buffer.from(value as string, 'utf8'));
-    return Buffer.concat(parts);
+  segment(kind: SegmentKind, fid: number, chunk: number): Buffer {
+    return Buffer.concat([this.kindPrefix(kind), u32(fid), u32(chunk)]);
   }
 
-  /** Decodes a posting key's field id, chunk and value (past the kind byte). */
-  parsePosting(key: Buffer): { kind: PostingKind; fid: number; chunk: number; value: number | string | null } {
-    const at = this.space.prefix.length;
-    const kind = String.fromCharCode(key[at]!) as PostingKind;
-    const fid = key.readUInt32BE(at + 1);
-    const chunk = key.readUInt32BE(at + 5);
-    const rest = at + 9;
-    const value = kind === 'N' ? decodeF64(key, rest) : kind === 'O' ? key.toString('utf8', rest) : null;
-    return { kind, fid, chunk, value };
+  /** A field segment key's field id. */
+  fieldOf(key: Buffer): number {
+    return key.readUInt32BE(this.space.prefix.length + 1);
   }
 
-  geo(docid: number): Buffer {
-    return Buffer.concat([this.kindPrefix('G'), u32(docid)]);
+  geo(chunk: number): Buffer {
+    return Buffer.concat([this.kindPrefix('G'), u32(chunk)]);
   }
 
   geojson(docid: number): Buffer {
@@ -88,49 +66,102 @@ export class FacetKeys {
   }
 }
 
+/** Appends numbers, strings and docid lists to a growing buffer. */
+export class Writer {
+  private buf = Buffer.allocUnsafe(256);
+  private at = 0;
+
+  private room(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    const b = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
+    this.buf.copy(b, 0, 0, this.at);
+    this.buf = b;
+  }
+
+  u32(n: number): this {
+    this.room(4);
+    this.buf.writeUInt32LE(n, this.at);
+    this.at += 4;
+    return this;
+  }
+
+  f64(n: number): this {
+    this.room(8);
+    this.buf.writeDoubleLE(n, this.at);
+    this.at += 8;
+    return this;
+  }
+
+  str(s: string): this {
+    const len = Buffer.byteLength(s);
+    this.u32(len);
+    this.room(len);
+    this.buf.write(s, this.at, 'utf8');
+    this.at += len;
+    return this;
+  }
+
+  docids(d: ArrayLike<number>): this {
+    this.u32(d.length);
+    this.room(d.length * 4);
+    for (let i = 0; i < d.length; i++) this.buf.writeUInt32LE(d[i]!, this.at + i * 4);
+    this.at += d.length * 4;
+    return this;
+  }
+
+  done(): Buffer {
+    return this.buf.subarray(0, this.at);
+  }
+}
+
+export class Reader {
+  private at = 0;
+  constructor(private readonly buf: Buffer) {}
+
+  get more(): boolean {
+    return this.at < this.buf.length;
+  }
+
+  u32(): number {
+    const n = this.buf.readUInt32LE(this.at);
+    this.at += 4;
+    return n;
+  }
+
+  f64(): number {
+    const n = this.buf.readDoubleLE(this.at);
+    this.at += 8;
+    return n;
+  }
+
+  str(): string {
+    const len = this.u32();
+    const s = this.buf.toString('utf8', this.at, this.at + len);
+    this.at += len;
+    return s;
+  }
+
+  docids(): Uint32Array {
+    const n = this.u32();
+    const out = new Uint32Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.buf.readUInt32LE(this.at + i * 4);
+    this.at += n * 4;
+    return out;
+  }
+}
+
 export function encodeDocids(docids: ArrayLike<number>): Buffer {
-  const b = Buffer.allocUnsafe(docids.length * 4);
-  for (let i = 0; i < docids.length; i++) b.writeUInt32LE(docids[i]!, i * 4);
-  return b;
+  return new Writer().docids(docids).done();
 }
 
-export function decodeDocids(b: Buffer, offset = 0, count = (b.length - offset) >>> 2): Uint32Array {
-  const out = new Uint32Array(count);
-  for (let i = 0; i < count; i++) out[i] = b.readUInt32LE(offset + i * 4);
-  return out;
-}
-
-/** A string value's chunk: `[n] ([byteLen] utf8 [count] docids...)*` — one group per spelling. */
-export function encodeSpellings(groups: [string, ArrayLike<number>][]): Buffer {
-  const parts: Buffer[] = [u32(groups.length)];
-  for (const [orig, docids] of groups) {
-    const s = Buffer.from(orig, 'utf8');
-    parts.push(u32(s.length), s, u32(docids.length), encodeDocids(docids));
-  }
-  return Buffer.concat(parts);
-}
-
-export function decodeSpellings(b: Buffer): [string, Uint32Array][] {
-  const out: [string, Uint32Array][] = [];
-  const n = b.readUInt32BE(0);
-  let at = 4;
-  for (let i = 0; i < n; i++) {
-    const len = b.readUInt32BE(at);
-    const orig = b.toString('utf8', at + 4, at + 4 + len);
-    at += 4 + len;
-    const count = b.readUInt32BE(at);
-    out.push([orig, decodeDocids(b, at + 4, count)]);
-    at += 4 + count * 4;
-  }
-  return out;
+export function decodeDocids(b: Buffer): Uint32Array {
+  return new Reader(b).docids();
 }
 
 /** The slice of a sorted posting that falls in one chunk. */
 export function chunkSlice(docids: Uint32Array, chunk: number): Uint32Array {
-  const lo = chunk * (1 << CHUNK_BITS);
-  const hi = lo + (1 << CHUNK_BITS);
-  let a = 0;
-  let b = docids.length;
+  const lo = chunk * CHUNK_SIZE;
+  const hi = lo + CHUNK_SIZE;
   let l = 0;
   let h = docids.length;
   while (l < h) {
@@ -138,13 +169,24 @@ export function chunkSlice(docids: Uint32Array, chunk: number): Uint32Array {
     if (docids[m]! < lo) l = m + 1;
     else h = m;
   }
-  a = l;
+  const a = l;
   h = docids.length;
   while (l < h) {
     const m = (l + h) >>> 1;
     if (docids[m]! < hi) l = m + 1;
     else h = m;
   }
-  b = l;
-  return docids.subarray(a, b);
+  return docids.subarray(a, l);
+}
+
+/** Every chunk a sorted posting has documents in. */
+export function chunksOfPosting(docids: Uint32Array): number[] {
+  const out: number[] = [];
+  let i = 0;
+  while (i < docids.length) {
+    const c = chunkOf(docids[i]!);
+    out.push(c);
+    i += chunkSlice(docids, c).length;
+  }
+  return out;
 }

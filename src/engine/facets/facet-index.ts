@@ -3,12 +3,12 @@ import type { Doc } from '../documents/primary-key.js';
 import type { DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory } from '../search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { applyDelta, EMPTY, sortedUnique } from './bitmap.js';
-import { chunkOf, chunkSlice, encodeDocids, encodeSpellings, FacetKeys, type PostingKind } from './codec.js';
+import { chunkOf, chunkSlice, chunksOfPosting, encodeDocids, FacetKeys } from './codec.js';
 import {
   extractFacets, extractGeoPoint, facetConfigOf, facetKey, facetSelector, geoEnabled, geojsonEnabled, GEOJSON_FIELD,
   sameFacetConfig, type FacetConfig,
 } from './extract.js';
-import { encodePoint, FacetState, unionOf } from './facet-state.js';
+import { FacetState, geoSegment, noteChunks, numberSegment, stringSegment, unionOf } from './facet-state.js';
 import { FieldFacets, type StringValue } from './field-facets.js';
 import { parseShape } from './geojson.js';
 
@@ -28,11 +28,23 @@ interface DocGeo {
 /** New content of one field's postings, computed before the batch commits. */
 interface FieldUpdate {
   field: FieldFacets;
-  sets: Partial<Record<'E' | 'Z' | 'Y', Uint32Array>>;
-  numbers: Map<number, Uint32Array>;
-  strings: Map<string, StringValue | null>;
-  /** Chunks each posting must be rewritten in, keyed like `E`, `N<number>`, `O<key>`. */
-  chunks: Map<string, Set<number>>;
+  sets: Partial<Record<'E' | 'Z' | 'Y', { docids: Uint32Array; chunks: Set<number> }>>;
+  /** Changed values: their new documents and the chunks where they changed. */
+  numbers: Map<number, { docids: Uint32Array; chunks: Set<number> }>;
+  strings: Map<string, { value: StringValue | null; chunks: Set<number> }>;
+}
+
+/** Chunks where any of the changed values changed. */
+function touched<K>(m: Map<K, { chunks: Set<number> }>): Map<number, Set<K>> {
+  const out = new Map<number, Set<K>>();
+  for (const [k, { chunks }] of m) {
+    for (const c of chunks) {
+      let s = out.get(c);
+      if (!s) out.set(c, (s = new Set()));
+      s.add(k);
+    }
+  }
+  return out;
 }
 
 function deltaOf(m: Map<string, Delta>, key: string): Delta {
@@ -150,10 +162,8 @@ export class FacetIndex implements SearchIndex {
         if (newFields.length > 0) wb.put(keys.meta, JSON.stringify({ fields: [...state.fieldNames, ...newFields.map((f) => f.name)] }));
         for (const c of allChunks) putChunk(wb, keys.all(c), chunkSlice(newAll, c));
         for (const u of updates) this.writeField(wb, u);
-        for (const [docid, p] of geo) {
-          if (p) wb.put(keys.geo(docid), encodePoint(p[0], p[1]));
-          else wb.del(keys.geo(docid));
-        }
+        const point = (d: number) => (geo.has(d) ? geo.get(d) : state.geo.points.get(d));
+        for (const c of new Set([...geo.keys()].map(chunkOf))) putRecord(wb, keys.geo(c), geoSegment(point, c));
         for (const [docid, json] of shapes) {
           if (json !== null) wb.put(keys.geojson(docid), json);
           else wb.del(keys.geojson(docid));
@@ -181,7 +191,7 @@ export class FacetIndex implements SearchIndex {
 
   /** New postings of one field from its facts' additions and removals. */
   private fieldUpdate(field: FieldFacets, deltas: Map<string, Delta>): FieldUpdate {
-    const u: FieldUpdate = { field, sets: {}, numbers: new Map(), strings: new Map(), chunks: new Map() };
+    const u: FieldUpdate = { field, sets: {}, numbers: new Map(), strings: new Map() };
     const byKey = new Map<string, Map<string, Delta>>();
     for (const [fact, d] of deltas) {
       const add = sortedUnique(d.add);
@@ -190,12 +200,10 @@ export class FacetIndex implements SearchIndex {
       if (kind === 'e' || kind === 'z' || kind === 'y') {
         const k = kind === 'e' ? 'E' : kind === 'z' ? 'Z' : 'Y';
         const old = k === 'E' ? field.exists : k === 'Z' ? field.nulls : field.empties;
-        u.sets[k] = applyDelta(old, add, del);
-        u.chunks.set(k, chunksOf(d));
+        u.sets[k] = { docids: applyDelta(old, add, del), chunks: chunksOf(d) };
       } else if (kind === 'n') {
         const n = Number(fact.slice(1));
-        u.numbers.set(n, applyDelta(field.numbers.get(n) ?? EMPTY, add, del));
-        u.chunks.set('N' + fact.slice(1), chunksOf(d));
+        u.numbers.set(n, { docids: applyDelta(field.numbers.get(n) ?? EMPTY, add, del), chunks: chunksOf(d) });
       } else {
         const original = fact.slice(1);
         const key = facetKey(original);
@@ -214,29 +222,28 @@ export class FacetIndex implements SearchIndex {
         else spellings.delete(orig);
         chunksOf(d, chunks);
       }
-      u.strings.set(key, spellings.size === 0 ? null : { key, spellings, docids: unionOf(spellings) });
-      u.chunks.set('O' + key, chunks);
+      u.strings.set(key, { value: spellings.size === 0 ? null : { key, spellings, docids: unionOf(spellings) }, chunks });
     }
     return u;
   }
 
+  /** Rewrites the records of the chunks where the field changed, from its postings after the batch. */
   private writeField(wb: WriteBatch, u: FieldUpdate): void {
-    const fid = u.field.id;
+    const { field } = u;
     const keys = this.keys;
     for (const k of ['E', 'Z', 'Y'] as const) {
-      const docids = u.sets[k];
-      if (docids) for (const c of u.chunks.get(k)!) putChunk(wb, keys.posting(k, fid, c), chunkSlice(docids, c));
+      const set = u.sets[k];
+      if (set) for (const c of set.chunks) putChunk(wb, keys.segment(k, field.id, c), chunkSlice(set.docids, c));
     }
-    for (const [n, docids] of u.numbers) {
-      for (const c of u.chunks.get('N' + String(n))!) putChunk(wb, keys.posting('N', fid, c, n), chunkSlice(docids, c));
+    const posting = (n: number) => u.numbers.get(n)?.docids ?? field.numbers.get(n);
+    for (const [c, changed] of touched(u.numbers)) {
+      const values = new Set([...(field.numberChunks.get(c) ?? []), ...changed]);
+      putRecord(wb, keys.segment('N', field.id, c), numberSegment(values, posting, c));
     }
-    for (const [key, v] of u.strings) {
-      for (const c of u.chunks.get('O' + key)!) {
-        const k = keys.posting('O', fid, c, key);
-        const groups = v ? [...v.spellings].map(([o, d]) => [o, chunkSlice(d, c)] as [string, Uint32Array]).filter(([, d]) => d.length > 0) : [];
-        if (groups.length > 0) wb.put(k, encodeSpellings(groups));
-        else wb.del(k);
-      }
+    const value = (k: string) => (u.strings.has(k) ? u.strings.get(k)!.value : field.strings.get(k));
+    for (const [c, changed] of touched(u.strings)) {
+      const values = new Set([...(field.stringChunks.get(c) ?? []), ...changed]);
+      putRecord(wb, keys.segment('S', field.id, c), stringSegment(values, value, c));
     }
   }
 
@@ -307,14 +314,16 @@ export class FacetIndex implements SearchIndex {
       const shape = parseShape(JSON.parse(json));
       if (shape) next.shapes.set(docid, shape);
     }
+    next.indexChunks();
     const keys = this.keys;
     return {
       write: (wb) => {
         wb.delPrefix(keys.space.prefix);
         wb.put(keys.meta, JSON.stringify({ fields: next.fieldNames }));
-        writeChunked(next.all, (c, d) => wb.put(keys.all(c), encodeDocids(d)));
+        for (const c of chunksOfPosting(next.all)) wb.put(keys.all(c), encodeDocids(chunkSlice(next.all, c)));
         for (const f of next.fields.values()) writeWholeField(wb, keys, f);
-        for (const [docid, p] of next.geo.points) wb.put(keys.geo(docid), encodePoint(p[0], p[1]));
+        const geoDocs = Uint32Array.from(next.geo.points.keys()).sort();
+        for (const c of chunksOfPosting(geoDocs)) putRecord(wb, keys.geo(c), geoSegment((d) => next.geo.points.get(d), c));
         for (const [docid, json] of shapes) wb.put(keys.geojson(docid), json);
       },
       publish: () => {
@@ -330,40 +339,32 @@ function putChunk(wb: WriteBatch, key: Buffer, docids: Uint32Array): void {
   else wb.del(key);
 }
 
-function writeChunked(docids: Uint32Array, put: (chunk: number, slice: Uint32Array) => void): void {
-  let i = 0;
-  while (i < docids.length) {
-    const c = chunkOf(docids[i]!);
-    const slice = chunkSlice(docids, c);
-    put(c, slice);
-    i += slice.length;
-  }
+function putRecord(wb: WriteBatch, key: Buffer, record: Buffer | null): void {
+  if (record) wb.put(key, record);
+  else wb.del(key);
 }
 
 function writeWholeField(wb: WriteBatch, keys: FacetKeys, f: FieldFacets): void {
-  const sets: [PostingKind, Uint32Array][] = [['E', f.exists], ['Z', f.nulls], ['Y', f.empties]];
-  for (const [k, docids] of sets) writeChunked(docids, (c, d) => wb.put(keys.posting(k, f.id, c), encodeDocids(d)));
-  for (const [n, docids] of f.numbers) writeChunked(docids, (c, d) => wb.put(keys.posting('N', f.id, c, n), encodeDocids(d)));
-  for (const v of f.strings.values()) {
-    writeChunked(v.docids, (c) => {
-      const groups = [...v.spellings].map(([o, d]) => [o, chunkSlice(d, c)] as [string, Uint32Array]).filter(([, d]) => d.length > 0);
-      wb.put(keys.posting('O', f.id, c, v.key), encodeSpellings(groups));
-    });
-  }
+  const sets = [['E', f.exists], ['Z', f.nulls], ['Y', f.empties]] as const;
+  for (const [k, docids] of sets) for (const c of chunksOfPosting(docids)) wb.put(keys.segment(k, f.id, c), encodeDocids(chunkSlice(docids, c)));
+  for (const [c, values] of f.numberChunks) putRecord(wb, keys.segment('N', f.id, c), numberSegment(values, (n) => f.numbers.get(n), c));
+  for (const [c, values] of f.stringChunks) putRecord(wb, keys.segment('S', f.id, c), stringSegment(values, (k) => f.strings.get(k), c));
 }
 
 function applyFieldUpdate(u: FieldUpdate): void {
   const f = u.field;
-  if (u.sets.E) f.exists = u.sets.E;
-  if (u.sets.Z) f.nulls = u.sets.Z;
-  if (u.sets.Y) f.empties = u.sets.Y;
-  for (const [n, docids] of u.numbers) {
+  if (u.sets.E) f.exists = u.sets.E.docids;
+  if (u.sets.Z) f.nulls = u.sets.Z.docids;
+  if (u.sets.Y) f.empties = u.sets.Y.docids;
+  for (const [n, { docids, chunks }] of u.numbers) {
     if (docids.length > 0) f.numbers.set(n, docids);
     else f.numbers.delete(n);
+    noteChunks(f.numberChunks, n, docids, chunks);
   }
-  for (const [key, v] of u.strings) {
-    if (v) f.strings.set(key, v);
+  for (const [key, { value, chunks }] of u.strings) {
+    if (value) f.strings.set(key, value);
     else f.strings.delete(key);
+    noteChunks(f.stringChunks, key, value?.docids ?? EMPTY, chunks);
   }
   f.changed();
 }

@@ -1,7 +1,7 @@
 import type { KvReader } from '../../store/kv.js';
 import { prefixEnd } from '../../store/keys.js';
 import { Bitmap, EMPTY } from './bitmap.js';
-import { decodeDocids, decodeSpellings, type FacetKeys } from './codec.js';
+import { CHUNK_BITS, chunkSlice, chunksOfPosting, decodeDocids, Reader, Writer, type FacetKeys } from './codec.js';
 import type { FacetConfig } from './extract.js';
 import { FieldFacets, type StringValue } from './field-facets.js';
 import { GeoPoints } from './geo.js';
@@ -27,6 +27,67 @@ export function unionOf(spellings: Map<string, Uint32Array>): Uint32Array {
   let n = 0;
   for (let i = 0; i < arr.length; i++) if (i === 0 || arr[i] !== arr[i - 1]) arr[n++] = arr[i]!;
   return arr.slice(0, n);
+}
+
+function addTo<K>(m: Map<number, Set<K>>, chunk: number, key: K): void {
+  let s = m.get(chunk);
+  if (!s) m.set(chunk, (s = new Set()));
+  s.add(key);
+}
+
+/** Keeps a field's chunk lists right for one value after its posting changed in `chunks`. */
+export function noteChunks<K>(m: Map<number, Set<K>>, key: K, docids: Uint32Array, chunks: Iterable<number>): void {
+  for (const c of chunks) {
+    if (chunkSlice(docids, c).length > 0) addTo(m, c, key);
+    else {
+      const s = m.get(c);
+      s?.delete(key);
+      if (s?.size === 0) m.delete(c);
+    }
+  }
+}
+
+/** A chunk's record of numbers: each number of the chunk with its documents there. */
+export function numberSegment(values: Iterable<number>, posting: (n: number) => Uint32Array | undefined, chunk: number): Buffer | null {
+  const w = new Writer();
+  let n = 0;
+  for (const v of values) {
+    const d = chunkSlice(posting(v) ?? EMPTY, chunk);
+    if (d.length === 0) continue;
+    w.f64(v).docids(d);
+    n++;
+  }
+  return n > 0 ? w.done() : null;
+}
+
+/** A chunk's record of strings: each normalized value with its spellings' documents there. */
+export function stringSegment(keys: Iterable<string>, value: (k: string) => StringValue | null | undefined, chunk: number): Buffer | null {
+  const w = new Writer();
+  let n = 0;
+  for (const k of keys) {
+    const v = value(k);
+    if (!v) continue;
+    const groups = [...v.spellings].map(([o, d]) => [o, chunkSlice(d, chunk)] as const).filter(([, d]) => d.length > 0);
+    if (groups.length === 0) continue;
+    w.str(k).u32(groups.length);
+    for (const [o, d] of groups) w.str(o).docids(d);
+    n++;
+  }
+  return n > 0 ? w.done() : null;
+}
+
+/** A chunk's `_geo` points. */
+export function geoSegment(points: (docid: number) => [number, number] | null | undefined, chunk: number): Buffer | null {
+  const w = new Writer();
+  let n = 0;
+  const from = chunk * (1 << CHUNK_BITS);
+  for (let d = from; d < from + (1 << CHUNK_BITS); d++) {
+    const p = points(d);
+    if (!p) continue;
+    w.u32(d).f64(p[0]).f64(p[1]);
+    n++;
+  }
+  return n > 0 ? w.done() : null;
 }
 
 /** Everything the facet index knows about an index, as searches read it. */
@@ -55,8 +116,7 @@ export class FacetState {
     let f = this.fields.get(name);
     if (!f) {
       f = new FieldFacets(name, this.fieldNames.length);
-      this.fields.set(name, f);
-      this.fieldNames.push(name);
+      this.register(f);
     }
     return f;
   }
@@ -74,7 +134,15 @@ export class FacetState {
     return this.universeCache.bitmap;
   }
 
-  /** Reads a persisted facet index. */
+  /** Fills the chunk lists of every field from its postings (after a full build). */
+  indexChunks(): void {
+    for (const f of this.fields.values()) {
+      for (const [n, d] of f.numbers) for (const c of chunksOfPosting(d)) addTo(f.numberChunks, c, n);
+      for (const [k, v] of f.strings) for (const c of chunksOfPosting(v.docids)) addTo(f.stringChunks, c, k);
+    }
+  }
+
+  /** Reads a persisted facet index: records come in chunk order, so postings concatenate in docid order. */
   static async load(reader: KvReader, keys: FacetKeys, config: FacetConfig): Promise<FacetState> {
     const st = new FacetState(config);
     const meta = await reader.get(keys.meta);
@@ -84,65 +152,74 @@ export class FacetState {
       const prefix = keys.kindPrefix(kind);
       return reader.scan({ gte: prefix, lt: prefixEnd(prefix) });
     };
+    const fieldOf = (key: Buffer) => st.fields.get(st.fieldNames[keys.fieldOf(key)]!)!;
 
     const allParts: Uint32Array[] = [];
     for await (const e of scan('A')) allParts.push(decodeDocids(e.value));
     st.all = allParts.length ? concat(allParts) : EMPTY;
 
     for (const kind of ['E', 'Z', 'Y'] as const) {
-      const parts = new Map<number, Uint32Array[]>();
+      const parts = new Map<FieldFacets, Uint32Array[]>();
       for await (const e of scan(kind)) {
-        const { fid } = keys.parsePosting(e.key);
-        let list = parts.get(fid);
-        if (!list) parts.set(fid, (list = []));
+        const f = fieldOf(e.key);
+        let list = parts.get(f);
+        if (!list) parts.set(f, (list = []));
         list.push(decodeDocids(e.value));
       }
-      for (const [fid, list] of parts) {
-        const f = st.fields.get(st.fieldNames[fid]!)!;
-        const docids = concat(list);
-        if (kind === 'E') f.exists = docids;
-        else if (kind === 'Z') f.nulls = docids;
-        else f.empties = docids;
+      for (const [f, list] of parts) {
+        if (kind === 'E') f.exists = concat(list);
+        else if (kind === 'Z') f.nulls = concat(list);
+        else f.empties = concat(list);
       }
     }
 
     const numbers = new Map<FieldFacets, Map<number, Uint32Array[]>>();
     for await (const e of scan('N')) {
-      const { fid, value } = keys.parsePosting(e.key);
-      const f = st.fields.get(st.fieldNames[fid]!)!;
+      const f = fieldOf(e.key);
+      const chunk = e.key.readUInt32BE(e.key.length - 4);
       let m = numbers.get(f);
       if (!m) numbers.set(f, (m = new Map()));
-      const n = value as number;
-      let list = m.get(n);
-      if (!list) m.set(n, (list = []));
-      list.push(decodeDocids(e.value));
+      for (const r = new Reader(e.value); r.more; ) {
+        const n = r.f64();
+        let list = m.get(n);
+        if (!list) m.set(n, (list = []));
+        list.push(r.docids());
+        addTo(f.numberChunks, chunk, n);
+      }
     }
     for (const [f, m] of numbers) for (const [n, list] of m) f.numbers.set(n, concat(list));
 
     const strings = new Map<FieldFacets, Map<string, Map<string, Uint32Array[]>>>();
-    for await (const e of scan('O')) {
-      const { fid, value } = keys.parsePosting(e.key);
-      const f = st.fields.get(st.fieldNames[fid]!)!;
+    for await (const e of scan('S')) {
+      const f = fieldOf(e.key);
+      const chunk = e.key.readUInt32BE(e.key.length - 4);
       let m = strings.get(f);
       if (!m) strings.set(f, (m = new Map()));
-      let sp = m.get(value as string);
-      if (!sp) m.set(value as string, (sp = new Map()));
-      for (const [orig, docids] of decodeSpellings(e.value)) {
-        let list = sp.get(orig);
-        if (!list) sp.set(orig, (list = []));
-        list.push(docids);
+      for (const r = new Reader(e.value); r.more; ) {
+        const key = r.str();
+        let sp = m.get(key);
+        if (!sp) m.set(key, (sp = new Map()));
+        for (let i = r.u32(); i > 0; i--) {
+          const orig = r.str();
+          let list = sp.get(orig);
+          if (!list) sp.set(orig, (list = []));
+          list.push(r.docids());
+        }
+        addTo(f.stringChunks, chunk, key);
       }
     }
     for (const [f, m] of strings) {
       for (const [key, sp] of m) {
         const spellings = new Map([...sp].map(([o, list]) => [o, concat(list)] as const));
-        const v: StringValue = { key, spellings, docids: unionOf(spellings) };
-        f.strings.set(key, v);
+        f.strings.set(key, { key, spellings, docids: unionOf(spellings) });
       }
     }
 
     for await (const e of scan('G')) {
-      st.geo.points.set(keys.docidOf(e.key), [e.value.readDoubleBE(0), e.value.readDoubleBE(8)]);
+      for (const r = new Reader(e.value); r.more; ) {
+        const d = r.u32();
+        st.geo.points.set(d, [r.f64(), r.f64()]);
+      }
     }
     for await (const e of scan('J')) {
       const shape = parseShape(JSON.parse(e.value.toString()));
@@ -150,11 +227,4 @@ export class FacetState {
     }
     return st;
   }
-}
-
-export function encodePoint(lat: number, lng: number): Buffer {
-  const b = Buffer.allocUnsafe(16);
-  b.writeDoubleBE(lat, 0);
-  b.writeDoubleBE(lng, 8);
-  return b;
 }

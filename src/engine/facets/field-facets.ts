@@ -48,6 +48,9 @@ export class FieldFacets {
   exists: Uint32Array = EMPTY;
   nulls: Uint32Array = EMPTY;
   empties: Uint32Array = EMPTY;
+  /** Per docid chunk, the values with documents in it: what a chunk's stored record lists. */
+  readonly numberChunks = new Map<number, Set<number>>();
+  readonly stringChunks = new Map<number, Set<string>>();
   private sortedStrings: string[] | null = null;
   private sortedNumbers: Float64Array | null = null;
   private numRuns: Runs | null = null;
