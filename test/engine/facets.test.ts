@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Bitmap } from '../../src/engine/facets/bitmap.js';
 import { computeFacets } from '../../src/engine/facets/distribution.js';
 import { searchFacetValues } from '../../src/engine/facets/facet-search.js';
+import { checkGeoField } from '../../src/engine/facets/extract.js';
 import { checkSortable, DistinctFilter, parseSortExpression, sortBuckets, sortDocids } from '../../src/engine/facets/sort.js';
 import { defaultSettings } from '../../src/engine/settings/settings.js';
 import { FacetFixture } from './facet-fixture.js';
@@ -182,5 +183,33 @@ describe('facet search', () => {
     expect(search('hor')).toEqual([{ value: 'Horror', count: 1 }]);
     expect(search(null).map((h) => h.value)).toEqual(['Action', 'Adventure', 'Aventura', 'Horror']);
     expect(search('a', Bitmap.of([2, 4]))).toEqual([{ value: 'adventure', count: 1 }, { value: 'Aventura', count: 1 }]);
+  });
+});
+
+describe('_geo validation', () => {
+  it('refuses malformed _geo fields with the reference messages', () => {
+    const msg = (g: unknown) => checkGeoField({ id: 11, _geo: g }, 11)?.message ?? null;
+    expect(msg(null)).toBeNull();
+    expect(msg({ lat: '1.5', lng: -3 })).toBeNull();
+    expect(msg('x')).toBe(
+      'The `_geo` field in the document with the id: `"11"` is not an object. Was expecting an object with the `_geo.lat` and `_geo.lng` fields but instead got `"x"`.',
+    );
+    expect(msg({ lat: 1, lng: 2, alt: 3 })).toBe('The `_geo` field in the document with the id: `"11"` contains the following unexpected fields: `{"alt":3}`.');
+    expect(msg({})).toBe('Could not find latitude nor longitude in the document with the id: `"11"`. Was expecting `_geo.lat` and `_geo.lng` fields.');
+    expect(msg({ lng: 2 })).toBe('Could not find latitude in the document with the id: `"11"`. Was expecting a `_geo.lat` field.');
+    expect(msg({ lat: 'doggo', lng: 2 })).toBe(
+      'Could not parse latitude in the document with the id: `"11"`. Was expecting a finite number but instead got `"doggo"`.',
+    );
+    expect(msg({ lat: true, lng: null })).toBe(
+      'Could not parse latitude nor longitude in the document with the id: `"11"`. Was expecting finite numbers but instead got `true` and `null`.',
+    );
+  });
+
+  it('fails a batch with a malformed _geo once the batch processor names the primary key', async () => {
+    const gx = await FacetFixture.open({ filterableAttributes: ['_geo'] });
+    const bad = [{ docid: 0, before: null, after: { id: 'a', _geo: { lat: 'north', lng: 1 } } }];
+    await expect(gx.index.prepare(bad, gx.settings, { primaryKey: 'id' })).rejects.toThrow(/Could not parse latitude in the document with the id: `"a"`/);
+    await expect(gx.index.prepare(bad, gx.settings)).resolves.toBeDefined();
+    await gx.close();
   });
 });

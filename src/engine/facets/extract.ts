@@ -1,3 +1,4 @@
+import { ApiError } from '../../errors/api-error.js';
 import type { Doc } from '../documents/primary-key.js';
 import type { FilterableAttributeRule, IndexSettings } from '../settings/settings.js';
 import { normalizeFacet } from '../tokenizer/index.js';
@@ -158,4 +159,37 @@ export function extractGeoPoint(doc: Doc): [number, number] | null {
   const lng = num(g['lng']);
   if (!Number.isFinite(lat) || !Number.isFinite(lng)) return null;
   return [lat, lng];
+}
+
+/**
+ * The reference's refusal of a malformed `_geo` (null is fine: no point). `id` is the
+ * document's primary key value, shown the way the reference shows it.
+ */
+export function checkGeoField(doc: Doc, id: unknown): ApiError | null {
+  const g = doc[GEO_FIELD];
+  if (g === undefined || g === null) return null;
+  const docId = `\`${JSON.stringify(typeof id === 'number' ? String(id) : id)}\``;
+  const err = (m: string) => new ApiError('invalid_document_geo_field', m);
+  if (!isObject(g)) {
+    return err(`The \`_geo\` field in the document with the id: ${docId} is not an object. Was expecting an object with the \`_geo.lat\` and \`_geo.lng\` fields but instead got \`${JSON.stringify(g)}\`.`);
+  }
+  const extra = Object.fromEntries(Object.entries(g).filter(([k]) => k !== 'lat' && k !== 'lng'));
+  if (Object.keys(extra).length > 0) {
+    return err(`The \`_geo\` field in the document with the id: ${docId} contains the following unexpected fields: \`${JSON.stringify(extra)}\`.`);
+  }
+  const hasLat = 'lat' in g;
+  const hasLng = 'lng' in g;
+  if (!hasLat && !hasLng) return err(`Could not find latitude nor longitude in the document with the id: ${docId}. Was expecting \`_geo.lat\` and \`_geo.lng\` fields.`);
+  if (!hasLat) return err(`Could not find latitude in the document with the id: ${docId}. Was expecting a \`_geo.lat\` field.`);
+  if (!hasLng) return err(`Could not find longitude in the document with the id: ${docId}. Was expecting a \`_geo.lng\` field.`);
+  const ok = (v: unknown) =>
+    (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(v));
+  const badLat = !ok(g['lat']);
+  const badLng = !ok(g['lng']);
+  if (badLat && badLng) {
+    return err(`Could not parse latitude nor longitude in the document with the id: ${docId}. Was expecting finite numbers but instead got \`${JSON.stringify(g['lat'])}\` and \`${JSON.stringify(g['lng'])}\`.`);
+  }
+  if (badLat) return err(`Could not parse latitude in the document with the id: ${docId}. Was expecting a finite number but instead got \`${JSON.stringify(g['lat'])}\`.`);
+  if (badLng) return err(`Could not parse longitude in the document with the id: ${docId}. Was expecting a finite number but instead got \`${JSON.stringify(g['lng'])}\`.`);
+  return null;
 }

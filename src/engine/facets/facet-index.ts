@@ -5,7 +5,7 @@ import type { IndexSettings } from '../settings/settings.js';
 import { applyDelta, EMPTY, sortedUnique } from './bitmap.js';
 import { chunkOf, chunkSlice, chunksOfPosting, encodeDocids, FacetKeys } from './codec.js';
 import {
-  extractFacets, extractGeoPoint, facetConfigOf, facetKey, facetSelector, geoEnabled, geojsonEnabled, GEOJSON_FIELD,
+  checkGeoField, extractFacets, extractGeoPoint, facetConfigOf, facetKey, facetSelector, geoEnabled, geojsonEnabled, GEOJSON_FIELD,
   sameFacetConfig, type FacetConfig,
 } from './extract.js';
 import { FacetState, geoSegment, noteChunks, numberSegment, stringSegment, unionOf } from './facet-state.js';
@@ -102,8 +102,18 @@ export class FacetIndex implements SearchIndex {
     return { facts, geo: { point, geojson: gj } };
   }
 
-  async prepare(changes: readonly DocChange[], settings: IndexSettings, opts?: { reset?: boolean }): Promise<PreparedIndexUpdate> {
+  /**
+   * `primaryKey`, when the batch processor passes it, turns on the refusal of malformed
+   * `_geo` fields (thrown as the batch's error) while `_geo` is filterable or sortable.
+   */
+  async prepare(changes: readonly DocChange[], settings: IndexSettings, opts?: { reset?: boolean; primaryKey?: string | null }): Promise<PreparedIndexUpdate> {
     const config = facetConfigOf(settings);
+    if (opts?.primaryKey && geoEnabled(config)) {
+      for (const { after } of changes) {
+        const refusal = after ? checkGeoField(after, after[opts.primaryKey]) : null;
+        if (refusal) throw refusal;
+      }
+    }
     if (opts?.reset) {
       const docs = changes.filter((c) => c.after).map((c) => [c.docid, c.after!] as [number, Doc]);
       return this.fullBuild(docs, config);
