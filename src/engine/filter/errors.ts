@@ -21,8 +21,6 @@ export class FilterError extends Error {
     /** Null for errors about the index's rules rather than about a place in the filter. */
     readonly span: Span | null,
     readonly source: string,
-    /** Set for evaluation errors, which the search route prefixes with the index name. */
-    readonly evaluation = false,
   ) {
     super(span ? renderFilterError(diagnostic, span, source) : diagnostic);
     this.name = 'FilterError';

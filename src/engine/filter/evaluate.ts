@@ -15,7 +15,7 @@ import {
 type Rules = readonly (string | FilterableAttributeRule)[];
 
 function tokenError(t: Token, message: string): FilterError {
-  return new FilterError(message, t.span, t.source, true);
+  return new FilterError(message, t.span, t.source);
 }
 
 /** A float argument of a geo function, as the reference reads it (finite or an error). */
@@ -116,7 +116,7 @@ export class FilterEvaluator {
   /** `hint`: documents the caller will intersect the result with; a range may then look only at those. */
   private condition(t: { field: FieldFacets; features: AttributeFeatures; ruleIndex: number }, cond: Condition, hint: Bitmap | null = null): Bitmap {
     const { field, features } = t;
-    const refuse = () => new FilterError(operatorNotAllowedMessage(field.name, cond.op, features, t.ruleIndex), null, '', true);
+    const refuse = () => new FilterError(operatorNotAllowedMessage(field.name, cond.op, features, t.ruleIndex), null, '');
     const out = new Bitmap(this.cap);
     switch (cond.op) {
       case '=': {

@@ -1,3 +1,6 @@
+// The filter tree the parser builds, and the reading of a `filter` parameter (string or array
+// form) into one tree, with the `CONTAINS` feature gate.
+
 import { ApiError } from '../../errors/api-error.js';
 import { featureNotEnabled } from '../../features/experimental-features.js';
 import { FilterError, renderFilterError, type FilterErrorCode, type Span } from './errors.js';
