@@ -1,4 +1,6 @@
 import { compositeFactory } from './composite-index.js';
+import { TEXT_PART, trineSearchFactory } from './index/trine-search-index.js';
+import { installQueryCandidates } from './search/perform.js';
 import { installDocumentFilter } from './facets/index.js';
 import { facetIndexFactory } from './facets/facet-index.js';
 import type { SearchIndexFactory } from './search-index.js';
@@ -6,5 +8,6 @@ import type { SearchIndexFactory } from './search-index.js';
 /** The search structures a node keeps for its indexes. */
 export function defaultSearchFactory(): SearchIndexFactory {
   installDocumentFilter();
-  return compositeFactory([['facets', facetIndexFactory]]);
+  installQueryCandidates();
+  return compositeFactory([[TEXT_PART, trineSearchFactory], ['facets', facetIndexFactory]]);
 }

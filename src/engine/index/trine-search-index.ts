@@ -3,6 +3,7 @@
 // swaps it in once the write batch is committed.
 
 import type { Doc } from '../documents/primary-key.js';
+import { CompositeIndex } from '../composite-index.js';
 import type { IndexHandle } from '../index-handle.js';
 import type {
   DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory,
@@ -125,10 +126,18 @@ export const trineSearchFactory: SearchIndexFactory = {
   open: (ctx) => TrineSearchIndex.open(ctx),
 };
 
-/** The search state of an open index, or null when the node keeps no search structures. */
+/** The name of the full-text structures among an index's search parts. */
+export const TEXT_PART = 'text';
+
+/** The search state of an open index, or null when the node keeps no full-text structures. */
 export function searchStateOf(handle: IndexHandle): IndexState | null {
   const s = handle.search;
-  return s instanceof TrineSearchIndex ? s.state : null;
+  if (s instanceof TrineSearchIndex) return s.state;
+  if (s instanceof CompositeIndex) {
+    const part = s.part(TEXT_PART);
+    return part instanceof TrineSearchIndex ? part.state : null;
+  }
+  return null;
 }
 
 export { emptyState };

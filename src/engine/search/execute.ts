@@ -42,10 +42,14 @@ export interface SearchRequest {
   scores: boolean;
 }
 
+/** One rule's contribution, in rule order: a rank, or the value a sort rule used. */
+export type ScoreValue = { rank: Rank } | { sort: { ascending: boolean; value: unknown } };
+
 export interface RankedHit {
   docid: number;
   score: number;
   details: Record<string, Record<string, unknown>>;
+  values: ScoreValue[];
 }
 
 export interface SearchOutcome {
@@ -318,18 +322,22 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
     }
     const c = ctx;
     const hits: RankedHit[] = sorted.hits.map((docid) => {
-      if (!req.scores) return { docid, score: 1, details: {} };
+      if (!req.scores) return { docid, score: 1, details: {}, values: [] };
       const ranks: Rank[] = [];
+      const values: ScoreValue[] = [];
       const details: RankedHit['details'] = {};
       rules.forEach((rule, order) => {
         const one = Uint32Array.of(docid);
         c.prepare(one);
         const cost = rule.costs(c, one)[0]!;
-        ranks.push(...rule.ranks(c, docid, cost));
+        const own = rule.ranks(c, docid, cost);
+        ranks.push(...own);
         const [key, value] = rule.detail(c, docid, cost, order);
         details[key] = value;
+        if (rule.isSort) values.push({ sort: { ascending: key.endsWith(':asc'), value: value['value'] } });
+        else for (const r of own) values.push({ rank: r });
       });
-      return { docid, score: globalScore(ranks), details };
+      return { docid, score: globalScore(ranks), details, values };
     });
     return { hits, candidates, universe, terms, units, degraded: sorted.degraded };
   } finally {

@@ -12,6 +12,7 @@ import { keyRoutes } from './keys.js';
 import { backupRoutes } from './backups.js';
 import { openapiRoutes } from './openapi.js';
 import { facetSearchRoutes } from './facet-search.js';
+import { searchRoutes } from './search.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
@@ -24,6 +25,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   metricsRoutes(app, ctx);
   keyRoutes(app, ctx);
   backupRoutes(app, ctx);
+  searchRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);
   facetSearchRoutes(app, ctx);

@@ -1,0 +1,292 @@
+// A search on one index as the API answers it: parameter checks against the settings,
+// pagination arithmetic (offset/limit or page/hitsPerPage, capped by maxTotalHits), the
+// ranked search, the documents fetched in one read, formatting, scores and facets.
+
+import { ApiError } from '../../errors/api-error.js';
+import { uuidv7 } from '../../util/uuid.js';
+import type { Doc } from '../documents/primary-key.js';
+import { projectFields } from '../documents/project.js';
+import { CompositeIndex } from '../composite-index.js';
+import type { Engine } from '../engine.js';
+import { checkFacetNames, facetDistribution, FACETS_PART, filterMask, setQueryCandidates } from '../facets/index.js';
+import type { IndexHandle } from '../index-handle.js';
+import type { IndexState } from '../index/index-state.js';
+import { searchStateOf } from '../index/trine-search-index.js';
+import { HitFormatter } from '../format/format-hit.js';
+import type { IndexSettings } from '../settings/settings.js';
+import { checkAttributesToSearchOn, executeSearch, type RankedHit } from './execute.js';
+import { computeFacets, type FacetOutput } from './facet-hook.js';
+import { checkFilterShape, resolveSearchFilter } from './filter-hook.js';
+import type { MatchingStrategy } from './levels.js';
+import { checkDistinct, checkFacets, checkSort, parseSort } from './validate.js';
+
+export const DEFAULT_LIMIT = 20;
+export const DEFAULT_CROP_LENGTH = 10;
+export const DEFAULT_CROP_MARKER = '…';
+export const DEFAULT_PRE_TAG = '<em>';
+export const DEFAULT_POST_TAG = '</em>';
+
+/** The search parameters, already type-checked. */
+export interface SearchQuery {
+  q?: string | null;
+  offset?: number;
+  limit?: number;
+  page?: number;
+  hitsPerPage?: number;
+  attributesToRetrieve?: string[] | null;
+  retrieveVectors?: boolean;
+  attributesToCrop?: string[] | null;
+  cropLength?: number;
+  cropMarker?: string | null;
+  attributesToHighlight?: string[] | null;
+  highlightPreTag?: string | null;
+  highlightPostTag?: string | null;
+  showMatchesPosition?: boolean;
+  showRankingScore?: boolean;
+  showRankingScoreDetails?: boolean;
+  filter?: unknown;
+  sort?: string[] | null;
+  distinct?: string | null;
+  facets?: string[] | null;
+  matchingStrategy?: MatchingStrategy;
+  attributesToSearchOn?: string[] | null;
+  rankingScoreThreshold?: number | null;
+  locales?: string[] | null;
+}
+
+/** Absent means the default; null (or empty) means nothing is inserted. */
+function orDefault(v: string | null | undefined, def: string): string {
+  return v === undefined ? def : (v ?? '');
+}
+
+const INDEX_SCOPED = Symbol('indexScoped');
+
+/** Marks an error the reference reports with an ``Index `uid`: `` prefix on a single search. */
+export function indexScoped(e: ApiError): ApiError {
+  (e as unknown as Record<symbol, boolean>)[INDEX_SCOPED] = true;
+  return e;
+}
+
+export function isIndexScoped(e: unknown): boolean {
+  return e instanceof ApiError && (e as unknown as Record<symbol, boolean>)[INDEX_SCOPED] === true;
+}
+
+function scoped<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof ApiError) throw indexScoped(e);
+    throw e;
+  }
+}
+
+export interface Window {
+  offset: number;
+  limit: number;
+  /** Finite pagination (page/hitsPerPage): exact totals. */
+  finite: boolean;
+  page: number;
+  hitsPerPage: number;
+}
+
+/** The reference's pagination arithmetic (see api-facts §1.7.1). */
+export function searchWindow(q: SearchQuery, maxTotalHits: number): Window {
+  const finite = q.page !== undefined || q.hitsPerPage !== undefined;
+  if (finite) {
+    const hitsPerPage = q.hitsPerPage ?? DEFAULT_LIMIT;
+    const page = q.page ?? 1;
+    const rawOffset = page === 0 ? 0 : (page - 1) * hitsPerPage;
+    const offset = Math.min(rawOffset, maxTotalHits);
+    const limit = page === 0 ? 0 : Math.min(hitsPerPage, maxTotalHits - offset);
+    return { offset, limit, finite, page, hitsPerPage };
+  }
+  const offset = Math.min(q.offset ?? 0, maxTotalHits);
+  const limit = Math.min(q.limit ?? DEFAULT_LIMIT, maxTotalHits - offset);
+  return { offset, limit, finite, page: 1, hitsPerPage: 0 };
+}
+
+export interface SearchRun {
+  settings: IndexSettings;
+  hits: Doc[];
+  ranked: RankedHit[];
+  /** Candidates before the maxTotalHits cap. */
+  candidates: number;
+  facets: FacetOutput | null;
+  universe: Uint32Array;
+  primaryKey: string | null;
+}
+
+export interface SearchOptions {
+  /** The `containsFilter` experimental feature is on. */
+  containsFilter?: boolean;
+  /** Errors about the index's own configuration carry ``Index `uid`: `` (single-index search). */
+  indexPrefix?: boolean;
+}
+
+function facetPart(handle: IndexHandle): boolean {
+  if (!(handle.search instanceof CompositeIndex)) return false;
+  return handle.search.part(FACETS_PART) !== undefined;
+}
+
+/** Documents the filter keeps, by the facet index when the node has one. */
+async function allowedDocs(handle: IndexHandle, state: IndexState, filter: unknown, opts: SearchOptions): Promise<Uint8Array | null> {
+  if (facetPart(handle)) {
+    return filterMask(handle, filter, { code: 'invalid_search_filter', containsFilter: opts.containsFilter ?? false, indexPrefix: opts.indexPrefix ?? false }, state.records.length + 1);
+  }
+  checkFilterShape(filter);
+  try {
+    return await resolveSearchFilter({ state, settings: state.settings, filter });
+  } catch (e) {
+    if (e instanceof ApiError && e.message.startsWith('Attribute `')) throw indexScoped(e);
+    throw e;
+  }
+}
+
+/** Ranks, fetches and formats; `window` picks the hits (a federated search asks for more). */
+export async function runSearch(
+  engine: Engine,
+  uid: string,
+  q: SearchQuery,
+  window: { offset: number; limit: number; exhaustive: boolean; scores?: boolean },
+  opts: SearchOptions = {},
+): Promise<SearchRun> {
+  const handle = engine.getIndex(uid);
+  const state = searchStateOf(handle);
+  if (!state) throw new ApiError('internal', 'This node keeps no search structures.');
+  const settings = state.settings;
+  const sort = parseSort(q.sort ?? []);
+  scoped(() => checkSort(sort, settings));
+  if (q.distinct !== undefined && q.distinct !== null) scoped(() => checkDistinct(q.distinct!, settings));
+  const withFacetIndex = facetPart(handle);
+  let facets: string[] | null = null;
+  if (q.facets) {
+    if (withFacetIndex) {
+      checkFacetNames(q.facets, settings.filterableAttributes);
+      facets = q.facets;
+    } else facets = checkFacets(q.facets, settings);
+  }
+  scoped(() => checkAttributesToSearchOn(state, settings, q.attributesToSearchOn ?? null));
+  const allowed = await allowedDocs(handle, state, q.filter, opts);
+  const threshold = q.rankingScoreThreshold ?? null;
+  const maxTotalHits = settings.pagination.maxTotalHits;
+  const wantScores = !!(q.showRankingScore || q.showRankingScoreDetails || window.scores);
+  const outcome = executeSearch(state, settings, {
+    q: q.q ?? null,
+    offset: window.offset,
+    limit: window.limit,
+    evaluate: window.exhaustive && threshold !== null ? maxTotalHits : 0,
+    matchingStrategy: q.matchingStrategy ?? 'last',
+    attributesToSearchOn: q.attributesToSearchOn ?? null,
+    sort,
+    distinct: q.distinct ?? settings.distinctAttribute ?? null,
+    rankingScoreThreshold: threshold,
+    locales: q.locales ?? null,
+    allowed,
+    exhaustiveCount: window.exhaustive,
+    scores: wantScores,
+  });
+  const docs = await engine.readDocs(engine.store, handle, outcome.hits.map((h) => h.docid));
+  const formatter = new HitFormatter(state, outcome.units, {
+    attributesToHighlight: q.attributesToHighlight ?? null,
+    attributesToCrop: q.attributesToCrop ?? null,
+    cropLength: q.cropLength ?? DEFAULT_CROP_LENGTH,
+    cropMarker: orDefault(q.cropMarker, DEFAULT_CROP_MARKER),
+    highlightPreTag: orDefault(q.highlightPreTag, DEFAULT_PRE_TAG),
+    highlightPostTag: orDefault(q.highlightPostTag, DEFAULT_POST_TAG),
+    showMatchesPosition: q.showMatchesPosition === true,
+    retrieve: q.attributesToRetrieve ?? null,
+    locales: q.locales ?? null,
+  });
+  const hits: Doc[] = [];
+  const ranked: RankedHit[] = [];
+  docs.forEach((doc, i) => {
+    if (!doc) return;
+    let displayed = projectFields(doc, settings.displayedAttributes);
+    if (!q.retrieveVectors && '_vectors' in displayed) {
+      displayed = { ...displayed };
+      delete displayed['_vectors'];
+    }
+    const hit: Doc = { ...projectFields(displayed, q.attributesToRetrieve ?? null) };
+    const { formatted, matches } = formatter.format(displayed);
+    if (formatted) hit['_formatted'] = formatted;
+    if (matches) hit['_matchesPosition'] = matches;
+    const r = outcome.hits[i]!;
+    if (q.showRankingScore) hit['_rankingScore'] = r.score;
+    if (q.showRankingScoreDetails) hit['_rankingScoreDetails'] = r.details;
+    hits.push(hit);
+    ranked.push(r);
+  });
+  let facetOut: FacetOutput | null = null;
+  if (facets) {
+    facetOut = withFacetIndex
+      ? facetDistribution(handle, outcome.universe, facets)
+      : computeFacets({ state, settings, facets, candidates: outcome.universe });
+  }
+  return {
+    settings,
+    hits,
+    ranked,
+    candidates: outcome.candidates,
+    facets: facetOut,
+    universe: outcome.universe,
+    primaryKey: handle.meta.primaryKey,
+  };
+}
+
+/** The response of `POST /indexes/{uid}/search`. */
+export async function performSearch(
+  engine: Engine,
+  uid: string,
+  q: SearchQuery,
+  opts: SearchOptions & { includeMetadata: boolean },
+): Promise<Record<string, unknown>> {
+  const started = performance.now();
+  const handle = engine.getIndex(uid);
+  const maxTotalHits = handle.meta.settings.pagination.maxTotalHits;
+  const w = searchWindow(q, maxTotalHits);
+  const run = await runSearch(engine, uid, q, { offset: w.offset, limit: w.limit, exhaustive: w.finite }, opts);
+  const total = Math.min(run.candidates, maxTotalHits);
+  const out: Record<string, unknown> = { hits: run.hits, query: q.q ?? '' };
+  out['processingTimeMs'] = Math.round(performance.now() - started);
+  if (w.finite) {
+    out['hitsPerPage'] = w.hitsPerPage;
+    out['page'] = w.page;
+    out['totalPages'] = w.hitsPerPage === 0 ? 0 : Math.ceil(total / w.hitsPerPage);
+    out['totalHits'] = total;
+  } else {
+    out['limit'] = q.limit ?? DEFAULT_LIMIT;
+    out['offset'] = q.offset ?? 0;
+    out['estimatedTotalHits'] = total;
+  }
+  if (run.facets) {
+    out['facetDistribution'] = run.facets.facetDistribution;
+    out['facetStats'] = run.facets.facetStats;
+  }
+  out['requestUid'] = uuidv7();
+  if (opts.includeMetadata) out['metadata'] = { queryUid: uuidv7(), indexUid: uid, primaryKey: run.primaryKey };
+  return out;
+}
+
+/** Lets facet search narrow its candidates by `q` with this search core. */
+export function installQueryCandidates(): void {
+  setQueryCandidates((h, input) => {
+    const state = searchStateOf(h);
+    if (!state) return null;
+    const out = executeSearch(state, state.settings, {
+      q: input.q,
+      offset: 0,
+      limit: 0,
+      evaluate: 0,
+      matchingStrategy: input.matchingStrategy,
+      attributesToSearchOn: input.attributesToSearchOn,
+      sort: [],
+      distinct: null,
+      rankingScoreThreshold: null,
+      locales: input.locales,
+      allowed: null,
+      exhaustiveCount: false,
+      scores: false,
+    });
+    return out.universe;
+  });
+}

@@ -1,0 +1,70 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../../errors/api-error.js';
+import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/perform.js';
+import { jsonBody } from '../body.js';
+import type { AppContext } from '../context.js';
+import { queryRecord, route } from '../route.js';
+import { indexUidParam } from './params.js';
+import { searchBody, searchQueryString, toSearchQuery } from './search-params.js';
+import { multiSearchRoutes } from './multi-search.js';
+
+/** `Service-Include-Metadata: true` (or `1`) adds `metadata` to search responses. */
+export function includeMetadata(req: FastifyRequest): boolean {
+  const v = req.headers['service-include-metadata'];
+  const s = (Array.isArray(v) ? v[0] : v)?.trim().toLowerCase();
+  return s === 'true' || s === '1';
+}
+
+async function search(ctx: AppContext, uid: string, q: SearchQuery, req: FastifyRequest): Promise<unknown> {
+  try {
+    return await performSearch(ctx.engine, uid, q, {
+      includeMetadata: includeMetadata(req),
+      containsFilter: ctx.features.isEnabled('containsFilter'),
+      indexPrefix: true,
+    });
+  } catch (e) {
+    if (e instanceof ApiError && isIndexScoped(e)) throw e.prefixed(`Index \`${uid}\`: `);
+    if (e instanceof ApiError && e.code === 'index_not_found') throw e;
+    throw e;
+  }
+}
+
+export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const limit = ctx.options.httpPayloadSizeLimit;
+
+  route(app, {
+    method: 'POST',
+    url: '/indexes/:indexUid/search',
+    summary: 'Search an index',
+    tags: ['Search'],
+    action: 'search',
+    body: searchBody,
+    status: 200,
+    response: 'hits, query, processingTimeMs, pagination fields, facets, requestUid',
+    errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter'],
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const body = searchBody.validate(jsonBody(req, limit), 'json');
+      return search(ctx, uid, toSearchQuery(body), req);
+    },
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/indexes/:indexUid/search',
+    summary: 'Search an index with URL parameters',
+    tags: ['Search'],
+    action: 'search',
+    query: searchQueryString,
+    status: 200,
+    response: 'same as POST',
+    errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter'],
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const params = searchQueryString.validate(queryRecord(req), 'query');
+      return search(ctx, uid, toSearchQuery(params), req);
+    },
+  });
+
+  multiSearchRoutes(app, ctx);
+}
