@@ -64,6 +64,13 @@ describe('document filters through the official client', () => {
     expect(await ids(nested, 'doggos NOT EXISTS')).toEqual([750]);
   });
 
+  it('sorts documents by distance, also through a comma-separated query parameter', async () => {
+    await geo.updateSortableAttributes(['_geo']).waitTask();
+    expect(await ids(geo, '', { sort: ['_geoPoint(45.4, 9.1):asc'] })).toEqual([2, 1, 3]);
+    const r = await fetch(`${t.url}/indexes/geo/documents?fields=id&sort=${encodeURIComponent('_geoPoint(34,-118):asc')}`);
+    expect(((await r.json()) as { results: { id: number }[] }).results.map((d) => d.id)).toEqual([1, 2, 3]);
+  });
+
   it('filters by geo radius and bounding box', async () => {
     expect(await ids(geo, '_geoRadius(45.472735, 9.184019, 2000)')).toEqual([2]);
     expect(await ids(geo, '_geoBoundingBox([50, 10], [30, -120])')).toEqual([1, 2]);

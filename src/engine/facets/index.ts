@@ -21,7 +21,7 @@ export type { FacetState } from './facet-state.js';
 export { checkFacetNames, type FacetsResult } from './distribution.js';
 export { checkFacetSearchable, type FacetHit } from './facet-search.js';
 export {
-  checkDistinctAttribute, checkSortable, DistinctFilter, distinctCandidates, geoDistance, parseSort, parseSortExpression,
+  checkDistinctAttribute, checkSortable, DistinctFilter, distinctCandidates, geoDistance, parseSort, parseSortExpression, rejoinGeoPoints,
   type SortBucket, type SortCriterion,
 } from './sort.js';
 export { hasQueryCandidates, queryCandidates, setQueryCandidates, type QueryCandidates, type QueryCandidatesInput } from './facet-search.js';

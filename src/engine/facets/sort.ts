@@ -71,6 +71,22 @@ export function parseSortExpression(expr: string, code: ErrorCode = 'invalid_sea
   return { kind: 'field', field: member, ascending, expr };
 }
 
+/**
+ * A comma-separated `sort` query parameter splits `_geoPoint(lat, lng):asc` at its comma;
+ * this puts such fragments back together (whole items pass through unchanged).
+ */
+export function rejoinGeoPoints(items: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < items.length; i++) {
+    let item = items[i]!;
+    if (item.trimStart().startsWith('_geoPoint(')) {
+      while (!item.includes(')') && i + 1 < items.length) item += ',' + items[++i]!;
+    }
+    out.push(item);
+  }
+  return out;
+}
+
 export function parseSort(sort: readonly string[], code: ErrorCode = 'invalid_search_sort'): SortCriterion[] {
   return sort.map((s) => parseSortExpression(s, code));
 }
