@@ -214,7 +214,18 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
   if (!creates && ![...outcomes.values()].some((o) => o.status === 'succeeded')) {
     return { outcomes, write() {}, publish() {} };
   }
-  return finishDocuments(engine, existing, meta, st, at, outcomes);
+  const pristine = structuredClone(meta);
+  try {
+    return await finishDocuments(engine, existing, meta, st, at, outcomes);
+  } catch (e) {
+    // The search structures refused the batch (an embedder failing, bad `_vectors`): every
+    // task it had applied fails with that error and none of their changes is kept.
+    if (!(e instanceof ApiError)) throw e;
+    const err = e.prefixed(`Index \`${uid}\`: `);
+    for (const t of tasks) if (outcomes.get(t.uid)?.status === 'succeeded') outcomes.set(t.uid, failed(failureDetails(t), err));
+    if (!creates) return { outcomes, write() {}, publish() {} };
+    return finishDocuments(engine, null, pristine, new DocState(engine, null, pristine, new Map()), at, outcomes);
+  }
 }
 
 function deletionDetails(t: BatchTask, deleted: number): Record<string, unknown> | null {
@@ -275,7 +286,7 @@ async function finishDocuments(
   meta.fieldDistribution = Object.fromEntries([...fd.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
   const handle = existing ?? (await engine.openHandle(meta));
-  const update: PreparedIndexUpdate = await handle.search.prepare(changes, meta.settings, { reset: st.cleared });
+  const update: PreparedIndexUpdate = await handle.search.prepare(changes, meta.settings, { reset: st.cleared, primaryKey: meta.primaryKey });
   return {
     outcomes,
     write(wb) {
@@ -336,8 +347,16 @@ async function processSettingsTasks(engine: Engine, tasks: BatchTask[], at: numb
   meta.updatedAt = at;
   const handle = existing ?? (await engine.openHandle(meta));
   const changed = JSON.stringify(previous) !== JSON.stringify(settings);
-  const update =
-    existing && changed ? await handle.search.rebuild(() => engine.allDocuments(handle), settings) : null;
+  let update: PreparedIndexUpdate | null = null;
+  try {
+    if (existing && changed) update = await handle.search.rebuild(() => engine.allDocuments(handle), settings);
+  } catch (e) {
+    // Re-indexing under the new settings failed (an embedder failing): the settings stay as they were.
+    if (!(e instanceof ApiError)) throw e;
+    const err = e.prefixed(`Index \`${uid}\`: `);
+    for (const t of tasks) if (outcomes.get(t.uid)?.status === 'succeeded') outcomes.set(t.uid, failed(t.details, err));
+    return { outcomes, write() {}, publish() {} };
+  }
   return {
     outcomes,
     write(wb) {

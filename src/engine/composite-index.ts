@@ -2,6 +2,7 @@ import type { WriteBatch } from '../store/kv.js';
 import type { Doc } from './documents/primary-key.js';
 import type {
   DocChange,
+  PrepareOptions,
   PreparedIndexUpdate,
   SearchIndex,
   SearchIndexContext,
@@ -22,7 +23,7 @@ export class CompositeIndex implements SearchIndex {
     return this.parts.get(name) as T | undefined;
   }
 
-  async prepare(changes: readonly DocChange[], settings: IndexSettings, opts?: { reset?: boolean }): Promise<PreparedIndexUpdate> {
+  async prepare(changes: readonly DocChange[], settings: IndexSettings, opts?: PrepareOptions): Promise<PreparedIndexUpdate> {
     const updates: PreparedIndexUpdate[] = [];
     for (const p of this.parts.values()) updates.push(await p.prepare(changes, settings, opts));
     return combine(updates);

@@ -4,10 +4,15 @@ import { installQueryCandidates } from './search/perform.js';
 import { installDocumentFilter } from './facets/index.js';
 import { facetIndexFactory } from './facets/facet-index.js';
 import type { SearchIndexFactory } from './search-index.js';
+import { VECTORS_PART, vectorIndexFactory } from './vector/vector-index.js';
 
 /** The search structures a node keeps for its indexes. */
 export function defaultSearchFactory(): SearchIndexFactory {
   installDocumentFilter();
   installQueryCandidates();
-  return compositeFactory([[TEXT_PART, trineSearchFactory], ['facets', facetIndexFactory]]);
+  return compositeFactory([
+    [TEXT_PART, trineSearchFactory],
+    ['facets', facetIndexFactory],
+    [VECTORS_PART, vectorIndexFactory],
+  ]);
 }

@@ -27,10 +27,19 @@ export interface SearchIndexContext {
   settings: IndexSettings;
 }
 
+export interface PrepareOptions {
+  reset?: boolean;
+  primaryKey?: string | null;
+}
+
 /** The search structures of one index (postings, dictionaries, facets, ...). */
 export interface SearchIndex {
-  /** With `reset`, every document indexed so far is gone and `changes` only hold additions. */
-  prepare(changes: readonly DocChange[], settings: IndexSettings, opts?: { reset?: boolean }): Promise<PreparedIndexUpdate>;
+  /**
+   * With `reset`, every document indexed so far is gone and `changes` only hold additions.
+   * `primaryKey` lets a part name documents by their id in the errors it throws (an
+   * ApiError from `prepare` fails the batch's document tasks and nothing is applied).
+   */
+  prepare(changes: readonly DocChange[], settings: IndexSettings, opts?: PrepareOptions): Promise<PreparedIndexUpdate>;
   /** Re-indexes every document, e.g. after a settings change. */
   rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings): Promise<PreparedIndexUpdate>;
 }

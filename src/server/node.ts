@@ -5,6 +5,8 @@ import { noSearchIndex, type SearchIndexFactory } from '../engine/search-index.j
 import { buildApp } from '../http/app.js';
 import type { AppContext } from '../http/context.js';
 import { RaftReplicator } from '../replication/raft-replicator.js';
+import { registerEmbeddingSource } from '../engine/vector/embedding-source.js';
+import { EmbeddingExchange } from '../engine/vector/exchange.js';
 import { Scheduler } from '../replication/scheduler.js';
 import { RocksStore } from '../store/rocks-store.js';
 import { Executor } from '../tasks/executor.js';
@@ -43,6 +45,10 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   // --import-dump / --import-snapshot build the database before it is opened.
   await importAtStart(options, deps.searchFactory ?? noSearchIndex, startupLogger(options.logLevel, deps.logStream));
   const store = await RocksStore.open(options.dbPath);
+  // Embeddings for indexing come through the log (see docs/vector-search.md): registered
+  // before the indexes are opened, since their vector structures look it up.
+  const embeddings = new EmbeddingExchange();
+  registerEmbeddingSource(store, embeddings);
   const engine = await Engine.open(store, deps.searchFactory ?? noSearchIndex);
   const queue = new TaskQueue();
   await queue.load(store);
@@ -54,6 +60,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   sm.register(KeyStore.COMMAND, keys);
   const backupOutcomes = new BackupOutcomes();
   sm.register(BackupOutcomes.COMMAND, backupOutcomes);
+  sm.register(EmbeddingExchange.COMMAND, embeddings);
   for (const [name, handler] of deps.configHandlers?.(store) ?? []) sm.register(name, handler);
   await sm.loadHandlers(store);
 
@@ -101,12 +108,14 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     // A new leader decides the batches its predecessor left undecided.
     onRoleChange: () => scheduler?.poke(),
     async beforeInstall() {
+      embeddings.interruptWaits('a snapshot is being installed');
       await executor.halt();
     },
     async afterInstall() {
       await queue.load(store);
       await engine.load();
       await sm.loadHandlers(store);
+      embeddings.resumeWaits();
       executor.resume();
       scheduler?.poke();
       metrics.snapshotsInstalled.inc();
@@ -115,6 +124,12 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     onCall: (method, code, seconds) => metrics.observeGrpcCall(method, code, seconds),
   });
   connectRaft(metrics, { status: () => replicator.driver?.status() ?? null, appliedIndex: () => replicator.appliedIndex });
+  embeddings.hooks = {
+    isLeader: () => replicator.isLeader(),
+    propose: (op) => ctx.configure(EmbeddingExchange.COMMAND, op),
+    currentBatch: () => executor.current?.uid ?? null,
+    log,
+  };
   scheduler = new Scheduler(replicator, queue, executor, (e) => log.error({ err: e }, 'could not decide a batch'));
   executor.on('batch', (b) => {
     log.debug({ batchUid: b.uid, taskUids: b.taskUids, durationMs: (b.finishedAt ?? b.startedAt) - b.startedAt }, 'batch processed');
@@ -205,6 +220,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
       await app!.close();
       await replicator.stop();
       // Halting (not just waiting) lets a dump in progress give up: it runs again at restart.
+      embeddings.interruptWaits('the node is stopping');
       await executor.halt();
       await store.close();
     },

@@ -136,7 +136,19 @@ export class Executor extends EventEmitter<ExecutorEvents> {
           }
           return null;
         }
-      } else publish = await this.runEngine(tasks, wb);
+      } else {
+        try {
+          publish = await this.runEngine(tasks, wb);
+        } catch (e) {
+          // Stopped while waiting on something outside (embeddings from the leader).
+          if (!(e instanceof BatchAborted)) throw e;
+          for (const t of tasks) {
+            t.status = 'enqueued';
+            t.startedAt = null;
+          }
+          return null;
+        }
+      }
     }
     const finishedAt = backupFinishedAt ?? Math.max(Date.now(), pb.startedAt);
     for (const t of tasks) {
@@ -197,6 +209,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     try {
       processed = await processBatch(this.engine, input, tasks[0]!.startedAt!);
     } catch (e) {
+      if (e instanceof BatchAborted) throw e;
       this.log.error({ err: e }, 'internal error while processing a batch');
       for (const t of tasks) {
         t.status = 'failed';

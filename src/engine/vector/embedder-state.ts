@@ -1,0 +1,195 @@
+// What one embedder of one index holds: per document its embeddings and where they came
+// from (stored durably, one record a document), and the searchable copy (slots, with an
+// HNSW graph over them once there are enough). The graph is kept up to date in the
+// background; vectors it does not cover yet are scanned exactly, so results never lag.
+
+import { decodeBits, decodeFloats, encodeBits, encodeFloats, normalized, quantized } from './distance.js';
+import { HnswGraph } from './hnsw.js';
+import { TopK, VectorSlots } from './vector-slots.js';
+
+/** One document's embeddings for one embedder. */
+export interface DocVectors {
+  /** Given by the user and kept as they are (`regenerate: false`). */
+  userProvided: boolean;
+  /** Made again when the document's text changes. */
+  regenerate: boolean;
+  /** Digest of the text they were made from (generated ones only). */
+  textHash: string | null;
+  vectors: Float32Array[];
+}
+
+export interface EmbedderMeta {
+  fingerprint: string;
+  /** The indexing-relevant configuration as last applied (template, quantization, searchable fields...). */
+  key: string;
+  dims: number | null;
+  quantized: boolean;
+}
+
+const USER = 1;
+const REGEN = 2;
+const BITS = 4;
+
+export function encodeRecord(r: DocVectors, isQuantized: boolean): Buffer {
+  const hash = Buffer.from(r.textHash ?? '', 'utf8');
+  const dims = r.vectors[0]?.length ?? 0;
+  const head = Buffer.alloc(2 + hash.length + 6);
+  head[0] = (r.userProvided ? USER : 0) | (r.regenerate ? REGEN : 0) | (isQuantized ? BITS : 0);
+  head[1] = hash.length;
+  hash.copy(head, 2);
+  head.writeUInt16BE(r.vectors.length, 2 + hash.length);
+  head.writeUInt32BE(dims, 4 + hash.length);
+  const body = r.vectors.map((v) => (isQuantized ? encodeBits(v) : encodeFloats(v)));
+  return Buffer.concat([head, ...body]);
+}
+
+export function decodeRecord(b: Buffer): DocVectors {
+  const flags = b[0]!;
+  const hashLen = b[1]!;
+  const textHash = hashLen > 0 ? b.toString('utf8', 2, 2 + hashLen) : null;
+  const count = b.readUInt16BE(2 + hashLen);
+  const dims = b.readUInt32BE(4 + hashLen);
+  let off = 8 + hashLen;
+  const vectors: Float32Array[] = [];
+  for (let i = 0; i < count; i++) {
+    if (flags & BITS) {
+      vectors.push(decodeBits(b, off, dims));
+      off += Math.ceil(dims / 8);
+    } else {
+      vectors.push(decodeFloats(b, off, dims));
+      off += dims * 4;
+    }
+  }
+  return { userProvided: !!(flags & USER), regenerate: !!(flags & REGEN), textHash, vectors };
+}
+
+/** Below this many live vectors an exact scan is fast enough; the graph starts above it. */
+export const EXACT_LIMIT = 4096;
+/** Graph search breadth: higher finds more of the true neighbours, at a cost. */
+export const SEARCH_EF = 96;
+
+export interface DocEntry {
+  userProvided: boolean;
+  regenerate: boolean;
+  textHash: string | null;
+  slots: number[];
+}
+
+export class EmbedderState {
+  readonly docs = new Map<number, DocEntry>();
+  slots: VectorSlots | null = null;
+  graph: HnswGraph | null = null;
+  private indexing = false;
+
+  constructor(
+    readonly name: string,
+    public meta: EmbedderMeta,
+  ) {}
+
+  get dims(): number | null {
+    return this.meta.dims;
+  }
+
+  /** Number of documents with at least one embedding, and of embeddings. */
+  counts(): { documents: number; embeddings: number } {
+    let documents = 0;
+    let embeddings = 0;
+    for (const d of this.docs.values()) {
+      if (d.slots.length > 0) documents++;
+      embeddings += d.slots.length;
+    }
+    return { documents, embeddings };
+  }
+
+  remove(docid: number): void {
+    const e = this.docs.get(docid);
+    if (!e) return;
+    for (const s of e.slots) this.slots?.kill(s);
+    this.docs.delete(docid);
+  }
+
+  set(docid: number, r: DocVectors): void {
+    this.remove(docid);
+    const slots: number[] = [];
+    if (r.vectors.length > 0) {
+      const dims = r.vectors[0]!.length;
+      this.slots ??= new VectorSlots(dims);
+      for (const v of r.vectors) slots.push(this.slots.append(docid, normalized(this.meta.quantized ? quantized(v) : v)));
+    }
+    this.docs.set(docid, { userProvided: r.userProvided, regenerate: r.regenerate, textHash: r.textHash, slots });
+  }
+
+  clear(): void {
+    this.docs.clear();
+    this.slots = null;
+    this.graph = null;
+  }
+
+  /**
+   * The `k` documents closest to `query`, best first. `allowed` restricts the documents;
+   * with `allowedList` (its members) small, those documents are scanned exactly.
+   */
+  search(query: Float32Array, k: number, allowed: ((docid: number) => boolean) | null, allowedList?: readonly number[]): { docid: number; dot: number }[] {
+    const slots = this.slots;
+    if (!slots || k <= 0 || slots.live === 0) return [];
+    const unit = normalized(this.meta.quantized ? quantized(query) : query);
+    const top = new TopK(k);
+    if (allowedList && allowedList.length <= EXACT_LIMIT) {
+      for (const d of allowedList) for (const s of this.docs.get(d)?.slots ?? []) top.offer(d, slots.dot(unit, s));
+      return top.sorted();
+    }
+    const graph = this.graph;
+    if (!graph || graph.size === 0) {
+      slots.scan(unit, top, allowed);
+      return top.sorted();
+    }
+    const docOf = slots.docOf;
+    const accept = (s: number) => {
+      const d = docOf[s]!;
+      return d >= 0 && (!allowed || allowed(d));
+    };
+    // Documents with several vectors can come back more than once: ask for some more.
+    for (const { slot, dot } of graph.search(unit, k * 2, Math.max(SEARCH_EF, k * 2), accept)) top.offer(docOf[slot]!, dot);
+    slots.scan(unit, top, allowed, graph.size);
+    return top.sorted();
+  }
+
+  /** Brings the graph up to date with the slots, a little at a time, off the request path. */
+  scheduleIndexing(): void {
+    const slots = this.slots;
+    if (!slots || this.indexing) return;
+    // Mostly dead slots: start over on a compact copy rather than keep walking tombstones.
+    if (slots.count > EXACT_LIMIT && slots.live * 2 < slots.count) this.compact();
+    if (this.slots!.live < EXACT_LIMIT && !this.graph) return;
+    this.indexing = true;
+    const step = () => {
+      const s = this.slots;
+      const g = (this.graph ??= s ? new HnswGraph(s) : null);
+      if (!s || !g) {
+        this.indexing = false;
+        return;
+      }
+      const until = performance.now() + 6;
+      while (g.size < s.count && performance.now() < until) g.insertNext();
+      if (g.size < s.count) setImmediate(step);
+      else this.indexing = false;
+    };
+    setImmediate(step);
+  }
+
+  /** Synchronously completes the graph (benchmarks, tests). */
+  finishIndexing(): void {
+    const s = this.slots;
+    if (!s) return;
+    const g = (this.graph ??= new HnswGraph(s));
+    while (g.size < s.count) g.insertNext();
+  }
+
+  private compact(): void {
+    const old = this.slots!;
+    const fresh = new VectorSlots(old.dims, Math.max(64, old.live));
+    for (const [docid, e] of this.docs) e.slots = e.slots.map((s) => fresh.append(docid, old.vector(s)));
+    this.slots = fresh;
+    this.graph = null;
+  }
+}

@@ -1,0 +1,207 @@
+// Semantic search over an index's `vectors` part, and the pieces the search route combines
+// with keyword results: which embedder, the query vector, semantic hits with their
+// `vectorSort` details, the hybrid merge and the `_vectors` shown with `retrieveVectors`.
+
+import { ApiError } from '../../errors/api-error.js';
+import { CompositeIndex } from '../composite-index.js';
+import { extractDocumentId, type Doc } from '../documents/primary-key.js';
+import type { IndexHandle } from '../index-handle.js';
+import { shiftScore, similarityOf } from './distance.js';
+import { queryEmbeddingError } from './embed-error.js';
+import type { RuntimeEmbedder } from './embedders.js';
+import type { EmbedderState } from './embedder-state.js';
+import { VECTORS_PART, type VectorIndex } from './vector-index.js';
+
+export function vectorPartOf(h: IndexHandle): VectorIndex | null {
+  return h.search instanceof CompositeIndex ? (h.search.part<VectorIndex>(VECTORS_PART) ?? null) : null;
+}
+
+export interface ResolvedEmbedder {
+  name: string;
+  runtime: RuntimeEmbedder;
+  state: EmbedderState | null;
+  dims: number | undefined;
+}
+
+/** The configured embedder `name`; `vectorLength` is checked against its dimensions. */
+export function resolveEmbedder(h: IndexHandle, name: string, route: 'search' | 'similar', vectorLength?: number): ResolvedEmbedder {
+  const part = vectorPartOf(h);
+  const code = route === 'search' ? 'invalid_search_embedder' : 'invalid_similar_embedder';
+  let runtime: RuntimeEmbedder | null = null;
+  try {
+    runtime = part?.embedder(name, h.meta.settings) ?? null;
+  } catch (e) {
+    throw queryEmbeddingError(e);
+  }
+  if (!part || !runtime) throw new ApiError(code, `Cannot find embedder with name \`${name}\`.`);
+  const state = part.embedders.get(name) ?? null;
+  const dims = state?.dims ?? runtime.configuredDimensions ?? runtime.search?.dimensions ?? undefined;
+  if (vectorLength !== undefined && dims !== undefined && vectorLength !== dims) {
+    throw new ApiError('invalid_vector_dimensions', `Invalid vector dimensions: expected: \`${dims}\`, found: \`${vectorLength}\`.`);
+  }
+  return { name, runtime, state, dims };
+}
+
+/** Embeds a search query with the embedder's search side, giving up after `timeoutMs`. */
+export async function embedQuery(e: ResolvedEmbedder, q: string, timeoutMs = 10_000): Promise<Float32Array> {
+  const te = e.runtime.search;
+  if (!te) {
+    throw new ApiError(
+      'vector_embedding_error',
+      `Error while generating embeddings: user error: attempt to embed the following text in a configuration where embeddings must be user provided:\n  - \`${q}\``,
+    );
+  }
+  try {
+    const [v] = await te.embed([q], Date.now() + timeoutMs);
+    return v!;
+  } catch (err) {
+    throw queryEmbeddingError(err);
+  }
+}
+
+export interface SemanticHit {
+  docid: number;
+  /** Shifted by the embedder's `distribution`; null for a document without embeddings. */
+  similarity: number | null;
+}
+
+export interface SemanticResult {
+  /** Best first, at most `limit`; documents without embeddings come last. */
+  hits: SemanticHit[];
+  /** Documents matching: every allowed document (those without embeddings rank last). */
+  candidates: number;
+}
+
+export interface SemanticQuery {
+  vector: Float32Array;
+  /** Hits wanted, counted from the first (offset included). */
+  limit: number;
+  /** Allowed docids (the filter), null for every document. */
+  allowed: ReadonlySet<number> | null;
+  /** Hits scoring below are dropped, and not counted. */
+  threshold?: number | null;
+  /** Never returned (the reference document of `similar`). */
+  exclude?: number;
+}
+
+/**
+ * The reference's vector sort: documents by similarity to the query, then the documents
+ * without embeddings (similarity null), in docid order.
+ */
+export function semanticSearch(h: IndexHandle, e: ResolvedEmbedder, q: SemanticQuery): SemanticResult {
+  const all = q.allowed ? [...q.allowed] : [...h.ext.values()];
+  const universe = all.filter((d) => d !== q.exclude).sort((a, b) => a - b);
+  const state = e.state;
+  const threshold = q.threshold ?? null;
+  // With a threshold, every candidate is scored so that totals count only those above it.
+  const k = threshold !== null ? universe.length : Math.min(q.limit, universe.length);
+  const allowedFn = q.allowed || q.exclude !== undefined ? (d: number) => d !== q.exclude && (!q.allowed || q.allowed.has(d)) : null;
+  const found = state ? state.search(q.vector, k, allowedFn, q.allowed ? universe : undefined) : [];
+  const hits: SemanticHit[] = found.map((f) => ({ docid: f.docid, similarity: shiftScore(similarityOf(f.dot), e.runtime.distribution) }));
+  let candidates = universe.length;
+  if (threshold !== null) {
+    const kept = hits.filter((x) => x.similarity! >= threshold);
+    return { hits: kept.slice(0, q.limit), candidates: kept.length };
+  }
+  if (hits.length < q.limit) {
+    const seen = new Set(hits.map((x) => x.docid));
+    for (const d of universe) {
+      if (hits.length >= q.limit) break;
+      if (!seen.has(d) && !state?.docs.get(d)?.slots.length) hits.push({ docid: d, similarity: null });
+    }
+  }
+  return { hits, candidates };
+}
+
+/** `_rankingScoreDetails` of a semantic hit. */
+export function vectorScoreDetails(similarity: number | null): Record<string, Record<string, unknown>> {
+  return { vectorSort: { order: 0, similarity } };
+}
+
+/** A keyword hit as the hybrid merge needs it. */
+export interface KeywordHit {
+  docid: number;
+  score: number;
+}
+
+export interface MergedHit {
+  docid: number;
+  score: number;
+  semantic: boolean;
+}
+
+/**
+ * Whether the keyword results alone answer a hybrid query: enough of them, each scoring
+ * well even once weighted by `1 - semanticRatio` (the reference's shortcut).
+ */
+export function keywordGoodEnough(keyword: readonly KeywordHit[], wanted: number, ratio: number): boolean {
+  return keyword.length >= wanted && keyword.every((k) => k.score * (1 - ratio) >= 0.45);
+}
+
+/**
+ * Keyword and semantic results interleaved by weighted score (keyword × (1 − ratio),
+ * semantic × ratio; semantic first on ties), each document once, then `offset`/`limit`.
+ */
+export function hybridMerge(keyword: readonly KeywordHit[], semantic: readonly SemanticHit[], ratio: number, offset: number, limit: number): { hits: MergedHit[]; semanticHitCount: number } {
+  const out: MergedHit[] = [];
+  const seen = new Set<number>();
+  let i = 0;
+  let j = 0;
+  let skipped = 0;
+  let semanticHitCount = 0;
+  while ((i < keyword.length || j < semantic.length) && out.length < limit) {
+    const k = keyword[i];
+    const s = semantic[j];
+    const sScore = s ? (s.similarity ?? 0) * ratio : -Infinity;
+    const kScore = k ? k.score * (1 - ratio) : -Infinity;
+    const takeSemantic = s !== undefined && (k === undefined || sScore >= kScore);
+    const docid = takeSemantic ? s!.docid : k!.docid;
+    const score = takeSemantic ? (s!.similarity ?? 0) : k!.score;
+    if (takeSemantic) j++;
+    else i++;
+    if (seen.has(docid)) continue;
+    seen.add(docid);
+    if (skipped < offset) {
+      skipped++;
+      continue;
+    }
+    out.push({ docid, score, semantic: takeSemantic });
+    if (takeSemantic) semanticHitCount++;
+  }
+  return { hits: out, semanticHitCount };
+}
+
+/**
+ * `_vectors` of a document as `retrieveVectors` shows it: every configured embedder with
+ * its embeddings and whether they are regenerated, plus what the document gave for
+ * embedders that are not configured.
+ */
+export async function documentVectors(h: IndexHandle, docid: number, doc: Doc): Promise<Record<string, unknown>> {
+  const part = vectorPartOf(h);
+  const out: Record<string, unknown> = {};
+  const raw = doc['_vectors'];
+  if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
+    for (const [k, v] of Object.entries(raw)) if (!(k in h.meta.settings.embedders)) out[k] = v;
+  }
+  for (const name of Object.keys(h.meta.settings.embedders).sort()) {
+    const entry = part?.embedders.get(name)?.docs.get(docid);
+    const record = entry && entry.slots.length > 0 ? await part!.record(name, docid) : null;
+    const userSource = h.meta.settings.embedders[name]!['source'] === 'userProvided';
+    out[name] = {
+      embeddings: (record?.vectors ?? []).map((v) => Array.from(v)),
+      regenerate: entry ? entry.regenerate && !entry.userProvided : !userSource,
+    };
+  }
+  return out;
+}
+
+/** {@link documentVectors} of a stored document, found by its id. */
+export async function retrievedVectors(h: IndexHandle, doc: Doc): Promise<Record<string, unknown>> {
+  let docid: number | undefined;
+  try {
+    docid = h.meta.primaryKey ? h.ext.get(extractDocumentId(doc, h.meta.primaryKey)) : undefined;
+  } catch {
+    docid = undefined;
+  }
+  return documentVectors(h, docid ?? -1, doc);
+}

@@ -1,0 +1,201 @@
+// The `vectors` part of an index's search structures: per embedder, the documents'
+// embeddings. Document changes and settings changes go through `plan.ts` (what each
+// document needs), embeddings come from the node's EmbeddingSource, and the result is
+// written in the batch's atomic write and made searchable on publish.
+
+import type { KeySpace } from '../../store/keys.js';
+import type { KvStore, WriteBatch } from '../../store/kv.js';
+import type { Doc } from '../documents/primary-key.js';
+import type { DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory } from '../search-index.js';
+import type { IndexSettings } from '../settings/settings.js';
+import { EmbedError, indexingError } from './embed-error.js';
+import { buildEmbedder, type RuntimeEmbedder } from './embedders.js';
+import { decodeRecord, EmbedderState, encodeRecord, type DocVectors, type EmbedderMeta } from './embedder-state.js';
+import { embeddingSourceFor, type EmbeddingSource } from './embedding-source.js';
+import { EmbeddingExchange } from './exchange.js';
+import { DocumentPlanner, indexingKey } from './plan.js';
+
+export const VECTORS_PART = 'vectors';
+
+/** One embedder's pending change: records to write, and whether everything before goes. */
+interface EmbedderDelta {
+  name: string;
+  meta: EmbedderMeta;
+  reset: boolean;
+  set: Map<number, DocVectors>;
+  removed: Set<number>;
+}
+
+export interface PrepareOptions {
+  reset?: boolean;
+  /** To name documents in errors by their id. */
+  primaryKey?: string | null;
+}
+
+function spaceName(embedder: string): string {
+  return Buffer.from(embedder, 'utf8').toString('hex');
+}
+
+export class VectorIndex implements SearchIndex {
+  /** Published state, by embedder name. */
+  readonly embedders = new Map<string, EmbedderState>();
+  private readonly runtime = new Map<string, { config: string; embedder: RuntimeEmbedder }>();
+
+  constructor(
+    private readonly store: KvStore,
+    private readonly space: KeySpace,
+    private readonly source: EmbeddingSource,
+  ) {}
+
+  static async open(ctx: SearchIndexContext): Promise<VectorIndex> {
+    const v = new VectorIndex(ctx.store, ctx.space, embeddingSourceFor(ctx.store));
+    await v.load(ctx.settings);
+    return v;
+  }
+
+  private metaKey(name: string): Buffer {
+    return this.space.child(spaceName(name)).key('m');
+  }
+
+  private docKey(name: string, docid: number): Buffer {
+    return this.space.child(spaceName(name)).child('d').key(docid);
+  }
+
+  private async load(settings: IndexSettings): Promise<void> {
+    for (const name of Object.keys(settings.embedders)) {
+      const metaBuf = await this.store.get(this.metaKey(name));
+      if (!metaBuf) continue;
+      const state = new EmbedderState(name, JSON.parse(metaBuf.toString()) as EmbedderMeta);
+      const docs = this.space.child(spaceName(name)).child('d');
+      for await (const { key, value } of this.store.scan({ prefix: docs.prefix })) {
+        state.set(docs.strip(key).readUInt32BE(4), decodeRecord(value));
+      }
+      this.embedders.set(name, state);
+      state.scheduleIndexing();
+    }
+  }
+
+  /** The runtime embedder of a configured embedder, rebuilt only when its setting changes. */
+  embedder(name: string, settings: IndexSettings): RuntimeEmbedder | null {
+    const config = settings.embedders[name];
+    if (!config) return null;
+    const json = JSON.stringify(config);
+    const cached = this.runtime.get(name);
+    if (cached && cached.config === json) return cached.embedder;
+    const embedder = buildEmbedder(name, config);
+    this.runtime.set(name, { config: json, embedder });
+    return embedder;
+  }
+
+  async prepare(changes: readonly DocChange[], settings: IndexSettings, opts: PrepareOptions = {}): Promise<PreparedIndexUpdate> {
+    const deltas: EmbedderDelta[] = [];
+    for (const name of Object.keys(settings.embedders)) {
+      const state = this.embedders.get(name);
+      const embedder = this.runtimeOrFail(name, settings);
+      const meta: EmbedderMeta = state?.meta ?? newMeta(embedder, settings);
+      const planner = new DocumentPlanner(embedder, meta, settings, opts.primaryKey ?? null, { strict: true, full: false });
+      for (const c of changes) {
+        const old = opts.reset ? undefined : state?.docs.get(c.docid);
+        planner.plan(c.docid, c.after, old ? () => this.record(name, c.docid) : null, old);
+      }
+      planner.throwMissing();
+      deltas.push(await this.complete(planner, { name, meta, reset: !!opts.reset, set: new Map(), removed: new Set() }));
+    }
+    return this.prepared(deltas, []);
+  }
+
+  async rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings): Promise<PreparedIndexUpdate> {
+    const deltas: EmbedderDelta[] = [];
+    const dropped = [...this.embedders.keys()].filter((n) => !(n in settings.embedders));
+    for (const name of Object.keys(settings.embedders)) {
+      const state = this.embedders.get(name);
+      const embedder = this.runtimeOrFail(name, settings);
+      const key = indexingKey(embedder, settings);
+      if (state && state.meta.key === key && state.meta.fingerprint === embedder.fingerprint) continue;
+      const full = !state || state.meta.fingerprint !== embedder.fingerprint;
+      const meta: EmbedderMeta = { ...(state?.meta ?? newMeta(embedder, settings)), key, fingerprint: embedder.fingerprint };
+      if (full && embedder.configuredDimensions !== undefined) meta.dims = embedder.configuredDimensions;
+      const requantize = !!state && meta.quantized !== embedder.quantized;
+      meta.quantized = embedder.quantized;
+      const planner = new DocumentPlanner(embedder, meta, settings, null, { strict: false, full });
+      for await (const [docid, doc] of docs()) {
+        const old = state?.docs.get(docid);
+        planner.plan(docid, doc, old ? () => this.record(name, docid) : null, old, requantize);
+      }
+      deltas.push(await this.complete(planner, { name, meta, reset: false, set: new Map(), removed: new Set() }));
+    }
+    return this.prepared(deltas, dropped);
+  }
+
+  private runtimeOrFail(name: string, settings: IndexSettings): RuntimeEmbedder {
+    try {
+      return this.embedder(name, settings)!;
+    } catch (e) {
+      if (e instanceof EmbedError) throw indexingError(name, e);
+      throw e;
+    }
+  }
+
+  /** A document's stored embeddings for one embedder (as given or generated, quantized if so). */
+  async record(name: string, docid: number): Promise<DocVectors | null> {
+    const b = await this.store.get(this.docKey(name, docid));
+    return b ? decodeRecord(b) : null;
+  }
+
+  /** Embeds what the planner asked for and turns its decisions into records. */
+  private async complete(planner: DocumentPlanner, delta: EmbedderDelta): Promise<EmbedderDelta> {
+    const texts = planner.textsToEmbed();
+    let vectors = new Map<string, Float32Array>();
+    const te = planner.embedder.indexing;
+    if (texts.size > 0 && te) {
+      vectors = await this.source.obtain({ embedder: delta.name, texts, embed: (t) => te.embed(t) });
+    }
+    await planner.resolve(vectors, delta.set, delta.removed);
+    delta.meta = planner.meta;
+    return delta;
+  }
+
+  private prepared(deltas: EmbedderDelta[], dropped: string[]): PreparedIndexUpdate {
+    const exchange = this.source instanceof EmbeddingExchange ? this.source : null;
+    const batch = exchange?.hooks?.currentBatch() ?? null;
+    return {
+      write: (wb: WriteBatch) => {
+        for (const name of dropped) wb.delPrefix(this.space.child(spaceName(name)).prefix);
+        for (const d of deltas) {
+          if (d.reset) wb.delPrefix(this.space.child(spaceName(d.name)).child('d').prefix);
+          wb.put(this.metaKey(d.name), JSON.stringify(d.meta));
+          for (const docid of d.removed) wb.del(this.docKey(d.name, docid));
+          for (const [docid, r] of d.set) wb.put(this.docKey(d.name, docid), encodeRecord(r, d.meta.quantized));
+        }
+        if (exchange && batch !== null) exchange.release(batch, wb);
+      },
+      publish: () => {
+        for (const name of dropped) this.embedders.delete(name);
+        for (const d of deltas) {
+          let state = this.embedders.get(d.name);
+          if (!state || state.meta.quantized !== d.meta.quantized) {
+            const previous = state;
+            state = new EmbedderState(d.name, d.meta);
+            // A newly quantized store is refilled from the records rewritten in this batch.
+            if (previous && !d.reset) for (const [docid, e] of previous.docs) if (!d.set.has(docid) && !d.removed.has(docid) && e.slots.length === 0) state.set(docid, { ...e, vectors: [] });
+            this.embedders.set(d.name, state);
+          }
+          state.meta = d.meta;
+          if (d.reset) state.clear();
+          for (const docid of d.removed) state.remove(docid);
+          for (const [docid, r] of d.set) state.set(docid, r);
+          state.scheduleIndexing();
+        }
+        if (exchange && batch !== null) exchange.forget(batch);
+      },
+    };
+  }
+}
+
+function newMeta(e: RuntimeEmbedder, settings: IndexSettings): EmbedderMeta {
+  return { fingerprint: e.fingerprint, key: indexingKey(e, settings), dims: e.configuredDimensions ?? null, quantized: e.quantized };
+}
+
+export const vectorIndexFactory: SearchIndexFactory = {
+  open: (ctx) => VectorIndex.open(ctx),
+};
