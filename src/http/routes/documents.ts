@@ -3,6 +3,8 @@ import { ApiError } from '../../errors/api-error.js';
 import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
 import { projectFields } from '../../engine/documents/project.js';
+import type { IndexHandle } from '../../engine/index-handle.js';
+import { retrievedVectors } from '../../engine/vector/semantic-search.js';
 import { documentFilterDocids } from '../../engine/documents/filter-hook.js';
 import { checkSortable, parseFilter, parseSort, rejoinGeoPoints, sortedDocids } from '../../engine/facets/index.js';
 import { taskSummary } from '../../tasks/task.js';
@@ -70,13 +72,11 @@ function documentNotFound(id: string): ApiError {
   return new ApiError('document_not_found', `Document \`${id}\` not found.`);
 }
 
-/** `_vectors` stays hidden unless asked for; `fields` selects what is shown. */
-function present(doc: Doc, fields: string[] | null | undefined, retrieveVectors: boolean | undefined): Doc {
-  let out = projectFields(doc, fields);
-  if (!retrieveVectors && '_vectors' in out) {
-    out = { ...out };
-    delete out['_vectors'];
-  }
+/** `_vectors` stays hidden unless asked for, and then shows every embedder's embeddings; `fields` selects what is shown. */
+async function present(h: IndexHandle, doc: Doc, fields: string[] | null | undefined, retrieveVectors: boolean | undefined): Promise<Doc> {
+  const out = { ...projectFields(doc, fields) };
+  delete out['_vectors'];
+  if (retrieveVectors) out['_vectors'] = await retrievedVectors(h, doc);
   return out;
 }
 
@@ -102,10 +102,10 @@ async function listDocuments(
     const order = sortedDocids(h, criteria, docids, offset + limit).slice(offset);
     const docs = await ctx.engine.readDocs(ctx.engine.store, h, order);
     const total = docids ? new Set(docids).size : h.meta.docCount;
-    return { results: docs.filter((d): d is Doc => d !== null).map((d) => present(d, p.fields, p.retrieveVectors)), offset, limit, total };
+    return { results: await Promise.all(docs.filter((d): d is Doc => d !== null).map((d) => present(h, d, p.fields, p.retrieveVectors))), offset, limit, total };
   }
   const { results, total } = await ctx.engine.listDocuments(uid, { offset, limit, docids });
-  return { results: results.map((d) => present(d, p.fields, p.retrieveVectors)), offset, limit, total };
+  return { results: await Promise.all(results.map((d) => present(h, d, p.fields, p.retrieveVectors))), offset, limit, total };
 }
 
 export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -153,10 +153,10 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       const uid = indexUidParam(req);
       const id = (req.params as { documentId: string }).documentId;
       const q = getOneQuery.validate(queryRecord(req), 'query');
-      ctx.engine.getIndex(uid);
+      const h = ctx.engine.getIndex(uid);
       const doc = await ctx.engine.getDocument(uid, id);
       if (!doc) throw documentNotFound(id);
-      return present(doc, q.fields, q.retrieveVectors);
+      return present(h, doc, q.fields, q.retrieveVectors);
     },
   });
 
