@@ -32,6 +32,25 @@ export interface SettingField {
 const strings: JsonSchema = { type: 'array', items: { type: 'string' } };
 const object: JsonSchema = { type: 'object' };
 
+/** An object of exactly these fields, each optional and `null` to reset it (what `fieldsOf` parses). */
+function fieldsSchema(fields: Record<string, JsonSchema>): JsonSchema {
+  const properties = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, { oneOf: [v, { type: 'null' }] }]));
+  return { type: 'object', properties, additionalProperties: false };
+}
+const u8: JsonSchema = { type: 'integer', minimum: 0, maximum: 255 };
+const typoSchema = fieldsSchema({
+  enabled: { type: 'boolean' },
+  minWordSizeForTypos: fieldsSchema({ oneTypo: u8, twoTypos: u8 }),
+  disableOnWords: strings,
+  disableOnAttributes: strings,
+  disableOnNumbers: { type: 'boolean' },
+});
+const facetingSchema = fieldsSchema({
+  maxValuesPerFacet: { type: 'integer', minimum: 0 },
+  sortFacetValuesBy: { type: 'object', additionalProperties: { enum: ['alpha', 'count'] } },
+});
+const paginationSchema = fieldsSchema({ maxTotalHits: { type: 'integer', minimum: 1 } });
+
 /** Every setting, in the reference's field order (which task details follow). */
 export const SETTING_FIELDS: readonly SettingField[] = [
   { key: 'displayedAttributes', route: 'displayed-attributes', verb: 'PUT', code: 'invalid_settings_displayed_attributes', parse: expectStringArray, schema: strings },
@@ -67,9 +86,9 @@ export const SETTING_FIELDS: readonly SettingField[] = [
     parse: (v, c) => expectEnum(v, c, ['byWord', 'byAttribute']),
     schema: { type: 'string', enum: ['byWord', 'byAttribute'] },
   },
-  { key: 'typoTolerance', route: 'typo-tolerance', verb: 'PATCH', code: 'invalid_settings_typo_tolerance', parse: parseTypoTolerance, schema: object },
-  { key: 'faceting', route: 'faceting', verb: 'PATCH', code: 'invalid_settings_faceting', parse: parseFaceting, schema: object },
-  { key: 'pagination', route: 'pagination', verb: 'PATCH', code: 'invalid_settings_pagination', parse: parsePagination, schema: object },
+  { key: 'typoTolerance', route: 'typo-tolerance', verb: 'PATCH', code: 'invalid_settings_typo_tolerance', parse: parseTypoTolerance, schema: typoSchema },
+  { key: 'faceting', route: 'faceting', verb: 'PATCH', code: 'invalid_settings_faceting', parse: parseFaceting, schema: facetingSchema },
+  { key: 'pagination', route: 'pagination', verb: 'PATCH', code: 'invalid_settings_pagination', parse: parsePagination, schema: paginationSchema },
   { key: 'embedders', route: 'embedders', verb: 'PATCH', code: 'invalid_settings_embedders', parse: parseEmbedders, schema: object },
   {
     key: 'searchCutoffMs',
