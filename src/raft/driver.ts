@@ -164,13 +164,27 @@ export class RaftDriver extends EventEmitter<DriverEvents> {
       this.emit('softState', rd.softState);
     }
     if (rd.snapshot) await this.applier.installSnapshot(rd.snapshot);
+    let messages = rd.messages;
     if (rd.entries.length > 0 || rd.hardState) {
+      // A leader's appends and heartbeats vouch for nothing on its own disk: they leave while it
+      // writes, so that its fsync and its followers' overlap (Raft thesis, 10.2.1); the leader
+      // counts itself towards a commit only once its write is done (advance). Replies and votes
+      // vouch for what this node stored, and nothing leaves before a new term or vote is durable.
+      const durable = this.log.memory.hardState();
+      const sameTermAndVote = !rd.hardState || (rd.hardState.term === durable.term && rd.hardState.vote === durable.vote);
+      if (sameTermAndVote && !rd.snapshot && messages.length > 0) {
+        const early = messages.filter((m) => m.type === 'app' || m.type === 'heartbeat');
+        if (early.length > 0) {
+          this.transport.send(early);
+          messages = messages.filter((m) => m.type !== 'app' && m.type !== 'heartbeat');
+        }
+      }
       const wb = this.store.batch();
       this.log.stage(wb, rd.entries, rd.hardState);
       await wb.commit({ sync: rd.mustSync });
       this.log.commitStaged(rd.entries, rd.hardState);
     }
-    if (rd.messages.length > 0) this.transport.send(rd.messages);
+    if (messages.length > 0) this.transport.send(messages);
     if (rd.committedEntries.length > 0) {
       await this.applier.apply(rd.committedEntries);
       this.emit('applied', rd.committedEntries[rd.committedEntries.length - 1]!.index);
