@@ -1,8 +1,10 @@
 // Benchmark entry: `npm run bench -- <suite>` (every suite when none is named).
+import { runClusterBench } from './cluster.js';
 import { runFilterBench } from './filters.js';
 
 const SUITES: Record<string, () => Promise<void>> = {
   filters: runFilterBench,
+  cluster: runClusterBench,
 };
 
 async function main(): Promise<void> {

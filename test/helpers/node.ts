@@ -2,13 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { Meilisearch } from 'meilisearch';
 import { parseOptions } from '../../src/config/options.js';
 import { startNode, type RunningNode } from '../../src/server/node.js';
 import { defaultSearchFactory } from '../../src/engine/default-search.js';
 
-export const ROOT = resolve(import.meta.dirname, '../..');
+// Run from source by vitest, or compiled under dist/ by the benchmarks.
+const UP = resolve(import.meta.dirname, '../..');
+export const ROOT = basename(UP) === 'dist' ? dirname(UP) : UP;
 export const MAIN = join(ROOT, 'dist/src/main.js');
 
 export function tempDir(prefix = 'trine-test-'): string {

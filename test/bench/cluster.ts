@@ -1,0 +1,268 @@
+// The `cluster` benchmark, on real processes on this machine (3 nodes share its cores):
+//   1. import of the WordNet corpus (one document per synset) into a single node and into a
+//      three-node cluster (through the leader): documents per second until processed on the
+//      node written to, and until processed on every node;
+//   2. 20 leader kills (kill -9) under no load: time to a new leader, and to the first write
+//      accepted through a survivor; p50 and p99;
+//   3. latency of small writes (one document) through a follower, sequential: p50 and p99;
+//   4. read throughput of three nodes behind HAProxy against one node, with concurrent
+//      clients: searches when the server has the search route, document reads otherwise.
+// BENCH_DOCS limits the corpus, BENCH_KILLS the kills, BENCH_READ_SECONDS the read phases.
+
+import { spawn, execFileSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TestCluster } from '../helpers/cluster.js';
+import { freePort, spawnNode, tempDir, type NodeProcess } from '../helpers/node.js';
+import { loadSynsets, pick, rng, type SynsetDoc } from './wordnet.js';
+
+const DOCS = Number(process.env['BENCH_DOCS'] ?? Infinity);
+const KILLS = Number(process.env['BENCH_KILLS'] ?? 20);
+const READ_SECONDS = Number(process.env['BENCH_READ_SECONDS'] ?? 10);
+const CHUNK = 10_000;
+const INDEX = 'wordnet';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function pct(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+}
+
+const ms = (v: number) => `${v.toFixed(v < 10 ? 1 : 0)} ms`;
+
+async function post(url: string, path: string, body: unknown): Promise<Response> {
+  return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+/** Waits until task `uid` has finished on the node at `url`; returns when it saw it so. */
+async function waitTask(url: string, uid: number): Promise<number> {
+  for (;;) {
+    const r = await fetch(`${url}/tasks/${uid}`);
+    if (r.ok) {
+      const t = (await r.json()) as { status: string; error: unknown };
+      if (t.status === 'failed') throw new Error(`task ${uid} failed on ${url}: ${JSON.stringify(t.error)}`);
+      if (t.status === 'succeeded' || t.status === 'canceled') return performance.now();
+    }
+    await sleep(50);
+  }
+}
+
+/** Posts the corpus in chunks to `url`; resolves with the start time and the last task uid. */
+async function importDocs(url: string, docs: SynsetDoc[]): Promise<{ start: number; last: number }> {
+  const start = performance.now();
+  let last = -1;
+  for (let i = 0; i < docs.length; i += CHUNK) {
+    const r = await post(url, `/indexes/${INDEX}/documents`, docs.slice(i, i + CHUNK));
+    if (r.status !== 202) throw new Error(`import answered ${r.status}: ${await r.text()}`);
+    last = ((await r.json()) as { taskUid: number }).taskUid;
+  }
+  return { start, last };
+}
+
+async function benchImport(docs: SynsetDoc[]): Promise<void> {
+  const dir = tempDir('trine-bench-single-');
+  let single: NodeProcess | null = null;
+  try {
+    single = await spawnNode([], dir);
+    const { start, last } = await importDocs(single.url, docs);
+    const done = await waitTask(single.url, last);
+    const rate = docs.length / ((done - start) / 1000);
+    console.log(`import, single node:        ${docs.length} docs in ${((done - start) / 1000).toFixed(1)} s = ${rate.toFixed(0)} docs/s`);
+
+    const c = await TestCluster.start();
+    try {
+      const lead = await c.waitForLeader();
+      const t = await importDocs(c.url(lead), docs);
+      const onLeader = await waitTask(c.url(lead), t.last);
+      const onAll = Math.max(onLeader, ...(await Promise.all([0, 1, 2].filter((i) => i !== lead).map((i) => waitTask(c.url(i), t.last)))));
+      const rLead = docs.length / ((onLeader - t.start) / 1000);
+      const rAll = docs.length / ((onAll - t.start) / 1000);
+      console.log(`import, 3 nodes, on leader: ${rLead.toFixed(0)} docs/s (${((100 * rLead) / rate).toFixed(0)}% of single)`);
+      console.log(`import, 3 nodes, on all:    ${rAll.toFixed(0)} docs/s (${((100 * rAll) / rate).toFixed(0)}% of single)`);
+    } finally {
+      await c.stop();
+    }
+  } finally {
+    await single?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function leaderSeenBy(c: TestCluster, i: number, old: string): Promise<boolean> {
+  try {
+    const v = await c.view(i);
+    return v.leader !== null && v.leader !== old && v.members.find((m) => m.id === v.leader)?.role === 'leader';
+  } catch {
+    return false;
+  }
+}
+
+async function benchFailover(): Promise<void> {
+  const c = await TestCluster.start();
+  const toLeader: number[] = [];
+  const toWrite: number[] = [];
+  try {
+    for (let k = 0; k < KILLS; k++) {
+      const old = await c.waitForLeader();
+      const survivors = [0, 1, 2].filter((i) => i !== old);
+      await c.kill(old, 'SIGKILL');
+      const killed = performance.now();
+      const write = (async () => {
+        // Each attempt waits inside the node until a leader takes it (or --write-timeout).
+        for (;;) {
+          const r = await post(c.url(survivors[k % 2]!), `/indexes/failover/documents`, [{ id: k }]).catch(() => null);
+          if (r?.status === 202) return performance.now() - killed;
+          await r?.arrayBuffer();
+        }
+      })();
+      for (;;) {
+        const seen = await Promise.all(survivors.map((i) => leaderSeenBy(c, i, c.ids[old]!)));
+        if (seen.some(Boolean)) break;
+        await sleep(10);
+      }
+      toLeader.push(performance.now() - killed);
+      toWrite.push(await write);
+      await c.restart(old);
+    }
+  } finally {
+    await c.stop();
+  }
+  console.log(`leader kills: ${KILLS}`);
+  console.log(`  time to a new leader:        p50 ${ms(pct(toLeader, 50))}, p99 ${ms(pct(toLeader, 99))}, max ${ms(Math.max(...toLeader))}`);
+  console.log(`  time to first accepted write: p50 ${ms(pct(toWrite, 50))}, p99 ${ms(pct(toWrite, 99))}, max ${ms(Math.max(...toWrite))}`);
+}
+
+async function benchFollowerWrites(): Promise<void> {
+  const c = await TestCluster.start();
+  try {
+    const lead = await c.waitForLeader();
+    const follower = [0, 1, 2].find((i) => i !== lead)!;
+    const lat: number[] = [];
+    for (let k = 0; k < 220; k++) {
+      const t0 = performance.now();
+      const r = await post(c.url(follower), '/indexes/small/documents', [{ id: k, text: `small write ${k}` }]);
+      if (r.status !== 202) throw new Error(`write answered ${r.status}`);
+      await r.arrayBuffer();
+      if (k >= 20) lat.push(performance.now() - t0);
+    }
+    console.log(`small writes through a follower (${lat.length}): p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}`);
+  } finally {
+    await c.stop();
+  }
+}
+
+/** HAProxy in front of `ports`, configured like cluster/haproxy.cfg; returns its URL and a stop. */
+async function startHaproxy(ports: number[]): Promise<{ url: string; stop(): void }> {
+  execFileSync('bash', [join(import.meta.dirname, '../../../cluster/ensure-haproxy.sh')], { stdio: 'inherit' });
+  const port = await freePort();
+  const dir = tempDir('trine-bench-lb-');
+  const cfg = join(dir, 'haproxy.cfg');
+  writeFileSync(
+    cfg,
+    [
+      'global',
+      '    maxconn 4096',
+      'defaults',
+      '    mode http',
+      '    option http-keep-alive',
+      '    timeout connect 2s',
+      '    timeout client 60s',
+      '    timeout server 60s',
+      'frontend trine',
+      `    bind 127.0.0.1:${port}`,
+      '    default_backend nodes',
+      'backend nodes',
+      '    balance roundrobin',
+      '    option httpchk',
+      '    http-check send meth GET uri /health',
+      '    default-server inter 500ms fall 2 rise 1',
+      ...ports.map((p, i) => `    server n${i + 1} 127.0.0.1:${p} check`),
+      '',
+    ].join('\n'),
+  );
+  const proc = spawn('haproxy', ['-f', cfg, '-db'], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    if ((await fetch(`${url}/health`).catch(() => null))?.ok) break;
+    await sleep(100);
+  }
+  return {
+    url,
+    stop() {
+      proc.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+type Reader = (url: string, i: number) => Promise<void>;
+
+/** Requests per second of `clients` concurrent loops over `seconds`. */
+async function throughput(url: string, read: Reader, clients: number, seconds: number): Promise<number> {
+  const end = performance.now() + seconds * 1000;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, w) => {
+      for (let i = w; performance.now() < end; i += clients) {
+        await read(url, i);
+        n++;
+      }
+    }),
+  );
+  return n / seconds;
+}
+
+async function benchReads(docs: SynsetDoc[]): Promise<void> {
+  const sample = docs.slice(0, Math.min(docs.length, 20_000));
+  const random = rng(7);
+  const ids = pick(sample, 2000, random).map((d) => d.id);
+  const words = pick(sample, 2000, random).map((d) => d.word.split(' ')[0]!);
+  const dir = tempDir('trine-bench-read-');
+  let single: NodeProcess | null = null;
+  let c: TestCluster | null = null;
+  let lb: { url: string; stop(): void } | null = null;
+  try {
+    single = await spawnNode([], dir);
+    const t = await importDocs(single.url, sample);
+    await waitTask(single.url, t.last);
+    const probe = await post(single.url, `/indexes/${INDEX}/search`, { q: words[0] });
+    const search = probe.status === 200;
+    const read: Reader = search
+      ? async (url, i) => {
+          const r = await post(url, `/indexes/${INDEX}/search`, { q: words[i % words.length], limit: 10 });
+          await r.arrayBuffer();
+        }
+      : async (url, i) => {
+          const r = await fetch(`${url}/indexes/${INDEX}/documents/${ids[i % ids.length]}`);
+          await r.arrayBuffer();
+        };
+    const what = search ? 'searches' : 'document reads (GET /indexes/{uid}/documents/{id}; no search route yet)';
+    const one = await throughput(single.url, read, 16, READ_SECONDS);
+    await single.kill('SIGKILL');
+    single = null;
+
+    c = await TestCluster.start();
+    const lead = await c.waitForLeader();
+    const ct = await importDocs(c.url(lead), sample);
+    for (const i of [0, 1, 2]) await waitTask(c.url(i), ct.last);
+    lb = await startHaproxy([0, 1, 2].map((i) => Number(new URL(c!.url(i)).port)));
+    const three = await throughput(lb.url, read, 16, READ_SECONDS);
+    console.log(`${what}, 16 clients, ${sample.length} docs:`);
+    console.log(`  one node:              ${one.toFixed(0)}/s`);
+    console.log(`  three nodes + HAProxy: ${three.toFixed(0)}/s (${(three / one).toFixed(2)}x)`);
+  } finally {
+    lb?.stop();
+    await c?.stop();
+    await single?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runClusterBench(): Promise<void> {
+  const all = loadSynsets();
+  const docs = Number.isFinite(DOCS) ? all.slice(0, DOCS) : all;
+  await benchImport(docs);
+  await benchFollowerWrites();
+  await benchFailover();
+  await benchReads(docs);
+}
