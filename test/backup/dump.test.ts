@@ -1,5 +1,6 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataset } from '../fixtures/index.js';
 import { spawnNode, startTestNode, tempDir, type NodeProcess, type TestNode } from '../helpers/node.js';
@@ -117,5 +118,41 @@ describe('dumps', () => {
     imported = null;
     await expect(spawnNode(['--import-dump', join(work, 'nope.dump')], join(work, 'fresh'))).rejects.toThrow(/does not exist.*--ignore-missing-dump/s);
     expect(existsSync(join(work, 'fresh'))).toBe(false);
+  });
+});
+
+describe('a dump taken while tasks wait', () => {
+  it('carries the waiting tasks with their documents; the importing node processes them to the same result', async () => {
+    const dir = join(work, 'waiting');
+    const n = await startTestNode(['--master-key', MASTER, '--dump-dir', join(dir, 'dumps')], join(dir, 'source'));
+    let restored: NodeProcess | null = null;
+    try {
+      const docs = (from: number, count: number) => Array.from({ length: count }, (_, i) => ({ id: from + i, title: `doc ${from + i}`, n: i % 7 }));
+      // With processing paused, the first task's batch is decided and the others wait behind
+      // it; once resumed, the dump is decided before them (dumps go first), so they are still
+      // enqueued while it is written.
+      await n.node.ctx.executor.halt();
+      const uids: number[] = [];
+      for (let i = 0; i < 5; i++) uids.push((await post(n.url, '/indexes/big/documents', docs(i * 10_000, 200)))['taskUid'] as number);
+      const dump = await post(n.url, '/dumps');
+      n.node.ctx.executor.resume();
+      const dumpTask = await waitTask(n.url, dump['taskUid'] as number, MASTER);
+      for (const u of uids) await waitTask(n.url, u, MASTER);
+      const file = join(dir, 'dumps', `${(dumpTask['details'] as { dumpUid: string }).dumpUid}.dump`);
+      const waiting = gunzipSync(readFileSync(file)).toString().split('\n').filter((l) => l.startsWith('{"kind":"payload"')).length;
+      expect(waiting).toBeGreaterThan(0);
+      const expected = await readBackupState(n.url, MASTER);
+
+      restored = await spawnNode(['--master-key', MASTER, '--import-dump', file], join(dir, 'restored'));
+      for (const u of uids) expect((await waitTask(restored.url, u, MASTER))['status']).toBe('succeeded');
+      const got = await readBackupState(restored.url, MASTER);
+      expect(got.documents).toEqual(expected.documents);
+      expect(got.settings).toEqual(expected.settings);
+      const outcome = (t: Record<string, unknown>) => [t['uid'], t['type'], t['status'], t['details']];
+      expect(got.tasks.map(outcome)).toEqual(expected.tasks.map(outcome));
+    } finally {
+      await restored?.kill('SIGKILL');
+      await n.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseOptions } from '../../src/config/options.js';
 import { dataset } from '../fixtures/index.js';
 import { spawnNode, startTestNode, tempDir, type NodeProcess, type TestNode } from '../helpers/node.js';
 import { digests, readBackupState, reader, waitTask, type BackupState } from './state.js';
@@ -79,5 +80,29 @@ describe('snapshots', () => {
     await expect(spawnNode(['--master-key', MASTER, '--import-snapshot', file], dir)).rejects.toThrow(/already exists.*--ignore-snapshot-if-db-exists/s);
     imported = await spawnNode(['--master-key', MASTER, '--import-snapshot', file, '--ignore-snapshot-if-db-exists'], dir);
     expect((await reader(imported.url, MASTER)(`/tasks/${snapshotTaskUid + 1}`))['status']).toBe('succeeded');
+  });
+});
+
+describe('scheduled snapshots', () => {
+  it('--schedule-snapshot alone means daily; with seconds, a snapshot task is enqueued that often', async () => {
+    expect(parseOptions(['--schedule-snapshot'], {}).scheduleSnapshot).toBe(86_400);
+    expect(parseOptions(['--schedule-snapshot', '--log-level', 'info'], {}).scheduleSnapshot).toBe(86_400);
+    expect(parseOptions(['--schedule-snapshot', '60'], {}).scheduleSnapshot).toBe(60);
+    expect(parseOptions([], {}).scheduleSnapshot).toBeNull();
+    expect(() => parseOptions(['--schedule-snapshot', '0'], {})).toThrow(/positive number of seconds/);
+    const dir = join(work, 'scheduled');
+    const n = await startTestNode(['--schedule-snapshot', '1', '--snapshot-dir', join(dir, 'snaps')], join(dir, 'db'));
+    try {
+      const deadline = Date.now() + 10_000;
+      let done: unknown[] = [];
+      while (done.length < 2 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        done = (await n.client.tasks.getTasks({ types: ['snapshotCreation'], statuses: ['succeeded'] })).results;
+      }
+      expect(done.length).toBeGreaterThanOrEqual(2);
+      expect(existsSync(join(dir, 'snaps', 'db.snapshot'))).toBe(true);
+    } finally {
+      await n.close();
+    }
   });
 });
