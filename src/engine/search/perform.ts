@@ -14,6 +14,8 @@ import type { IndexState } from '../index/index-state.js';
 import { searchStateOf } from '../index/trine-search-index.js';
 import { HitFormatter } from '../format/format-hit.js';
 import type { IndexSettings } from '../settings/settings.js';
+import { SemanticPlan } from '../vector/hybrid-search.js';
+import { documentVectors } from '../vector/semantic-search.js';
 import { checkAttributesToSearchOn, executeSearch, type RankedHit } from './execute.js';
 import { computeFacets, type FacetOutput } from './facet-hook.js';
 import { checkFilterShape, resolveSearchFilter } from './filter-hook.js';
@@ -52,6 +54,8 @@ export interface SearchQuery {
   attributesToSearchOn?: string[] | null;
   rankingScoreThreshold?: number | null;
   locales?: string[] | null;
+  hybrid?: { embedder: string; semanticRatio?: number } | null;
+  vector?: number[] | null;
 }
 
 /** Absent means the default; null (or empty) means nothing is inserted. */
@@ -114,6 +118,8 @@ export interface SearchRun {
   facets: FacetOutput | null;
   universe: Uint32Array;
   primaryKey: string | null;
+  /** Set for semantic and hybrid searches. */
+  semantic: { hitCount: number; queryVector: Float32Array | null } | null;
 }
 
 export interface SearchOptions {
@@ -170,10 +176,13 @@ export async function runSearch(
   const threshold = q.rankingScoreThreshold ?? null;
   const maxTotalHits = settings.pagination.maxTotalHits;
   const wantScores = !!(q.showRankingScore || q.showRankingScoreDetails || window.scores);
-  const outcome = executeSearch(state, settings, {
-    q: q.q ?? null,
-    offset: window.offset,
-    limit: window.limit,
+  // With `hybrid`/`vector` the keyword search runs as the semantic plan says, then both merge.
+  const ai = SemanticPlan.of(handle, q);
+  const kw = ai ? ai.keywordWindow(window) : { q: q.q ?? null, offset: window.offset, limit: window.limit };
+  let outcome = executeSearch(state, settings, {
+    q: kw.q,
+    offset: kw.offset,
+    limit: kw.limit,
     evaluate: window.exhaustive && threshold !== null ? maxTotalHits : 0,
     matchingStrategy: q.matchingStrategy ?? 'last',
     attributesToSearchOn: q.attributesToSearchOn ?? null,
@@ -183,8 +192,9 @@ export async function runSearch(
     locales: q.locales ?? null,
     allowed,
     exhaustiveCount: window.exhaustive,
-    scores: wantScores,
+    scores: wantScores || ai !== null,
   });
+  if (ai) outcome = { ...outcome, ...(await ai.merge(outcome, window, allowed, threshold)) };
   const docs = await engine.readDocs(engine.store, handle, outcome.hits.map((h) => h.docid));
   const formatter = new HitFormatter(state, outcome.units, {
     attributesToHighlight: q.attributesToHighlight ?? null,
@@ -216,6 +226,11 @@ export async function runSearch(
     hits.push(hit);
     ranked.push(r);
   });
+  const vectorsShown = settings.displayedAttributes.includes('*') || settings.displayedAttributes.includes('_vectors');
+  if (q.retrieveVectors && vectorsShown) {
+    const docOf = new Map(outcome.hits.map((r, i) => [r.docid, docs[i]]));
+    for (const [i, hit] of hits.entries()) hit['_vectors'] = await documentVectors(handle, ranked[i]!.docid, docOf.get(ranked[i]!.docid) ?? {});
+  }
   let facetOut: FacetOutput | null = null;
   if (facets) {
     facetOut = withFacetIndex
@@ -230,6 +245,7 @@ export async function runSearch(
     facets: facetOut,
     universe: outcome.universe,
     primaryKey: handle.meta.primaryKey,
+    semantic: ai ? { hitCount: ai.semanticHitCount, queryVector: ai.queryVector } : null,
   };
 }
 
@@ -247,6 +263,7 @@ export async function performSearch(
   const run = await runSearch(engine, uid, q, { offset: w.offset, limit: w.limit, exhaustive: w.finite }, opts);
   const total = Math.min(run.candidates, maxTotalHits);
   const out: Record<string, unknown> = { hits: run.hits, query: q.q ?? '' };
+  if (run.semantic?.queryVector && q.retrieveVectors) out['queryVector'] = Array.from(run.semantic.queryVector);
   out['processingTimeMs'] = Math.round(performance.now() - started);
   if (w.finite) {
     out['hitsPerPage'] = w.hitsPerPage;
@@ -264,6 +281,7 @@ export async function performSearch(
   }
   out['requestUid'] = uuidv7();
   if (opts.includeMetadata) out['metadata'] = { queryUid: uuidv7(), indexUid: uid, primaryKey: run.primaryKey };
+  if (run.semantic) out['semanticHitCount'] = run.semantic.hitCount;
   return out;
 }
 

@@ -129,9 +129,6 @@ function checkUnsupported(p: Record<string, unknown>): void {
   if (p['vector'] !== undefined && p['vector'] !== null && embedder === undefined) {
     throw new ApiError('missing_search_hybrid', 'Invalid request: missing `hybrid` parameter when `vector` is present.');
   }
-  if (embedder !== undefined) {
-    throw new ApiError('invalid_search_embedder', `Cannot find embedder with name \`${embedder}\`.`);
-  }
   if (p['media'] !== undefined && p['media'] !== null) {
     throw new ApiError('invalid_search_media', 'Invalid request: `media` requires an embedder; this index has none configured.');
   }
@@ -149,6 +146,12 @@ export function toSearchQuery(p: Parsed): SearchQuery {
     'attributesToSearchOn', 'rankingScoreThreshold', 'locales',
   ] as const) {
     if (copy[key] !== undefined) (q as Record<string, unknown>)[key] = copy[key];
+  }
+  if (copy['vector'] !== undefined) q.vector = copy['vector'] as number[] | null;
+  if (copy['hybrid'] !== undefined) q.hybrid = copy['hybrid'] as SearchQuery['hybrid'];
+  if (typeof copy['hybridEmbedder'] === 'string') {
+    const ratio = copy['hybridSemanticRatio'] as number | undefined;
+    q.hybrid = { embedder: copy['hybridEmbedder'], ...(ratio !== undefined ? { semanticRatio: ratio } : {}) };
   }
   return q;
 }

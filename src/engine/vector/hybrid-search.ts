@@ -1,0 +1,115 @@
+// How a search request with `hybrid` / `vector` runs, on top of the keyword search: the
+// reference's choice of search kind (keyword only, semantic only, or both), the query
+// vector, and the merge of both result lists by weighted score.
+
+import { ApiError } from '../../errors/api-error.js';
+import type { IndexHandle } from '../index-handle.js';
+import type { ScoreValue } from '../search/execute.js';
+import { embedQuery, hybridMerge, keywordGoodEnough, resolveEmbedder, semanticSearch, vectorScoreDetails, type ResolvedEmbedder } from './semantic-search.js';
+
+export interface HybridParams {
+  q?: string | null;
+  hybrid?: { embedder: string; semanticRatio?: number } | null;
+  vector?: number[] | null;
+}
+
+/** The part of a keyword outcome the merge reads and replaces. */
+export interface RankedLike {
+  docid: number;
+  score: number;
+  details: Record<string, Record<string, unknown>>;
+  /** How a federated search compares it with hits of other queries. */
+  values: ScoreValue[];
+}
+
+export interface OutcomeLike {
+  hits: RankedLike[];
+  candidates: number;
+  universe: Uint32Array;
+}
+
+export const DEFAULT_SEMANTIC_RATIO = 0.5;
+
+export class SemanticPlan {
+  semanticHitCount = 0;
+  queryVector: Float32Array | null;
+
+  private constructor(
+    private readonly h: IndexHandle,
+    readonly kind: 'semantic' | 'hybrid',
+    readonly embedder: ResolvedEmbedder,
+    readonly ratio: number,
+    private readonly q: string | null,
+    vector: Float32Array | null,
+  ) {
+    this.queryVector = vector;
+  }
+
+  /**
+   * The reference's search kind: no `hybrid` or ratio 0 is a keyword search (null here),
+   * ratio 1 or no query text is semantic only, anything else is hybrid.
+   */
+  static of(h: IndexHandle, p: HybridParams): SemanticPlan | null {
+    const q = p.q && p.q.trim() !== '' ? p.q : null;
+    const vector = p.vector ?? null;
+    if (!p.hybrid) {
+      if (vector) throw new ApiError('missing_search_hybrid', 'Invalid request: missing `hybrid` parameter when `vector` is present.');
+      return null;
+    }
+    const ratio = p.hybrid.semanticRatio ?? DEFAULT_SEMANTIC_RATIO;
+    if (ratio === 0) return null;
+    if (q === null && !vector) return null;
+    const embedder = resolveEmbedder(h, p.hybrid.embedder, 'search', vector?.length);
+    const kind = ratio === 1 || q === null ? 'semantic' : 'hybrid';
+    return new SemanticPlan(h, kind, embedder, ratio, q, vector ? Float32Array.from(vector) : null);
+  }
+
+  /** What to ask the keyword search: nothing but the universe when semantic only, all hits up to the window's end when hybrid. */
+  keywordWindow(w: { offset: number; limit: number }): { q: string | null; offset: number; limit: number } {
+    if (this.kind === 'semantic') return { q: null, offset: 0, limit: 0 };
+    return { q: this.q, offset: 0, limit: w.offset + w.limit };
+  }
+
+  async merge(keyword: OutcomeLike, w: { offset: number; limit: number }, allowed: Uint8Array | null, threshold: number | null): Promise<OutcomeLike> {
+    const wanted = w.offset + w.limit;
+    if (this.kind === 'hybrid' && !this.queryVector && keywordGoodEnough(keyword.hits, wanted, this.ratio)) {
+      return { ...keyword, hits: keyword.hits.slice(w.offset, wanted) };
+    }
+    if (!this.queryVector) {
+      try {
+        this.queryVector = await embedQuery(this.embedder, this.q ?? '');
+      } catch (e) {
+        // Hybrid falls back to the keyword results when the query cannot be embedded.
+        if (this.kind === 'hybrid') return { ...keyword, hits: keyword.hits.slice(w.offset, wanted) };
+        throw e;
+      }
+    }
+    const allowedSet = allowed ? new Set(maskDocids(allowed)) : null;
+    const sem = semanticSearch(this.h, this.embedder, { vector: this.queryVector, limit: wanted, allowed: allowedSet, threshold });
+    const universe = allowedSet ? Uint32Array.from([...allowedSet].sort((a, b) => a - b)) : Uint32Array.from([...this.h.ext.values()].sort((a, b) => a - b));
+    const semHit = (docid: number, similarity: number | null): RankedLike => ({
+      docid,
+      score: similarity ?? 0,
+      details: vectorScoreDetails(similarity),
+      values: [{ rank: { rank: Math.round((similarity ?? 0) * 1e6), max: 1e6 } }],
+    });
+    if (this.kind === 'semantic') {
+      const hits = sem.hits.slice(w.offset).map((x) => semHit(x.docid, x.similarity));
+      this.semanticHitCount = hits.length;
+      return { hits, candidates: sem.candidates, universe };
+    }
+    const byDoc = new Map(keyword.hits.map((k) => [k.docid, k]));
+    const simOf = new Map(sem.hits.map((s) => [s.docid, s.similarity]));
+    const merged = hybridMerge(keyword.hits, sem.hits, this.ratio, w.offset, w.limit);
+    this.semanticHitCount = merged.semanticHitCount;
+    const hits = merged.hits.map((m) => (m.semantic ? semHit(m.docid, simOf.get(m.docid) ?? null) : byDoc.get(m.docid)!));
+    const candidates = threshold !== null ? new Set([...keyword.universe, ...sem.hits.map((s) => s.docid)]).size : Math.max(keyword.candidates, sem.candidates);
+    return { hits, candidates, universe };
+  }
+}
+
+function maskDocids(mask: Uint8Array): number[] {
+  const out: number[] = [];
+  for (let d = 0; d < mask.length; d++) if (mask[d]) out.push(d);
+  return out;
+}
