@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyError } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyError } from 'fastify';
 import compress from '@fastify/compress';
 import { authHook, logSafeRequest } from '../auth/request-auth.js';
 import { ApiError, errorBody } from '../errors/api-error.js';
@@ -56,8 +56,10 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
     },
     bodyLimit: limit,
     genReqId: () => uuidv7(),
-    requestIdLogLabel: 'requestId',
-    disableRequestLogging: ctx.options.logLevel !== 'debug' && ctx.options.logLevel !== 'trace',
+    logController: new LogController({
+      requestIdLogLabel: 'requestId',
+      disableRequestLogging: ctx.options.logLevel !== 'debug' && ctx.options.logLevel !== 'trace',
+    }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
   });
 
