@@ -5,11 +5,13 @@
 import { CompositeIndex } from '../composite-index.js';
 import { setFilterResolver } from '../documents/filter-hook.js';
 import type { IndexHandle } from '../index-handle.js';
+import type { RankingRule } from '../ranking/rule.js';
 import { FilterError } from '../filter/errors.js';
 import { FilterEvaluator } from '../filter/evaluate.js';
 import { parseFilter, type FilterParseOptions } from '../filter/filter-tree.js';
 import { Bitmap } from './bitmap.js';
 import { computeFacets, type FacetsResult } from './distribution.js';
+import { geoSortRule } from './geo-rule.js';
 import { searchFacetValues, type FacetHit } from './facet-search.js';
 import type { FacetIndex } from './facet-index.js';
 import type { FacetState } from './facet-state.js';
@@ -102,6 +104,18 @@ export function facetDistribution(h: IndexHandle, candidates: Bitmap | Uint8Arra
 /** Buckets of tied documents in the order of one sort criterion (see {@link sortBuckets}). */
 export function sortValues(h: IndexHandle, criterion: SortCriterion, candidates: Bitmap | Uint8Array | Iterable<number> | null): Generator<SortBucket> {
   return sortBuckets(facetStateOf(h), criterion, toBitmap(h, candidates));
+}
+
+/**
+ * A sort criterion as the search core's ranking rules take it: a field sort, or the
+ * `_geoPoint` sort as a ready-made rule over this index's `_geo` points.
+ */
+export function searchSortCriterion(
+  h: IndexHandle,
+  c: SortCriterion,
+): { field: string; ascending: boolean; rule?: RankingRule; geo?: { lat: number; lng: number } } {
+  if (c.kind === 'field') return { field: c.field, ascending: c.ascending };
+  return { field: c.expr, ascending: c.ascending, rule: geoSortRule(facetStateOf(h), c), geo: { lat: c.lat, lng: c.lng } };
 }
 
 /** Candidates ordered by several criteria, at most `limit` of them. */

@@ -14,6 +14,8 @@ import { wordsRule } from './words.js';
 export interface SortCriterion {
   field: string;
   ascending: boolean;
+  /** A rule built elsewhere (the facet index's `_geoPoint` sort) instead of a field sort. */
+  rule?: RankingRule;
 }
 
 const QUERY_RULES: Record<string, RankingRule> = {
@@ -35,10 +37,10 @@ export function rankingRules(
   const used = new Set<RankingRule>();
   const sorted = new Set<string>();
   let words = opts.matchingAll;
-  const pushSort = (field: string, ascending: boolean) => {
+  const pushSort = (field: string, ascending: boolean, rule?: RankingRule) => {
     if (sorted.has(field)) return;
     sorted.add(field);
-    out.push(sortRule(field, ascending));
+    out.push(rule ?? sortRule(field, ascending));
   };
   for (const rr of settingsRules) {
     const custom = /^(.+):(asc|desc)$/.exec(rr);
@@ -47,7 +49,7 @@ export function rankingRules(
       continue;
     }
     if (rr === 'sort') {
-      for (const c of sort) pushSort(c.field, c.ascending);
+      for (const c of sort) pushSort(c.field, c.ascending, c.rule);
       continue;
     }
     const rule = QUERY_RULES[rr];

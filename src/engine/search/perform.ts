@@ -8,7 +8,10 @@ import type { Doc } from '../documents/primary-key.js';
 import { projectFields } from '../documents/project.js';
 import { CompositeIndex } from '../composite-index.js';
 import type { Engine } from '../engine.js';
-import { checkFacetNames, facetDistribution, FACETS_PART, filterMask, setQueryCandidates } from '../facets/index.js';
+import {
+  checkDistinctAttribute, checkFacetNames, checkSortable, facetDistribution, FACETS_PART, facetStateOf, filterMask, geoDistance, parseSort as parseFacetSort,
+  searchSortCriterion, setQueryCandidates,
+} from '../facets/index.js';
 import type { IndexHandle } from '../index-handle.js';
 import type { IndexState } from '../index/index-state.js';
 import { searchStateOf } from '../index/trine-search-index.js';
@@ -20,7 +23,7 @@ import { checkAttributesToSearchOn, executeSearch, type RankedHit } from './exec
 import { computeFacets, type FacetOutput } from './facet-hook.js';
 import { checkFilterShape, resolveSearchFilter } from './filter-hook.js';
 import type { MatchingStrategy } from './levels.js';
-import { checkDistinct, checkFacets, checkSort, parseSort } from './validate.js';
+import { checkDistinct, checkFacets, checkSort, parseSort, type ParsedSort } from './validate.js';
 
 export const DEFAULT_LIMIT = 20;
 export const DEFAULT_CROP_LENGTH = 10;
@@ -160,10 +163,20 @@ export async function runSearch(
   const state = searchStateOf(handle);
   if (!state) throw new ApiError('internal', 'This node keeps no search structures.');
   const settings = state.settings;
-  const sort = parseSort(q.sort ?? []);
-  scoped(() => checkSort(sort, settings));
-  if (q.distinct !== undefined && q.distinct !== null) scoped(() => checkDistinct(q.distinct!, settings));
   const withFacetIndex = facetPart(handle);
+  let sort: ParsedSort[];
+  if (withFacetIndex) {
+    const criteria = parseFacetSort(q.sort ?? []);
+    scoped(() => checkSortable(criteria, settings, 'invalid_search_sort', true));
+    sort = criteria.map((c) => searchSortCriterion(handle, c));
+  } else {
+    sort = parseSort(q.sort ?? []);
+    scoped(() => checkSort(sort, settings));
+  }
+  if (q.distinct !== undefined && q.distinct !== null) {
+    const distinct = q.distinct;
+    scoped(() => (withFacetIndex ? checkDistinctAttribute(distinct, settings) : checkDistinct(distinct, settings)));
+  }
   let facets: string[] | null = null;
   if (q.facets) {
     if (withFacetIndex) {
@@ -209,6 +222,7 @@ export async function runSearch(
   });
   const hits: Doc[] = [];
   const ranked: RankedHit[] = [];
+  const geoSort = sort.find((c) => c.geo)?.geo;
   docs.forEach((doc, i) => {
     if (!doc) return;
     let displayed = projectFields(doc, settings.displayedAttributes);
@@ -217,6 +231,8 @@ export async function runSearch(
       delete displayed['_vectors'];
     }
     const hit: Doc = { ...projectFields(displayed, q.attributesToRetrieve ?? null) };
+    const meters = geoSort ? geoDistance(facetStateOf(handle), outcome.hits[i]!.docid, geoSort.lat, geoSort.lng) : null;
+    if (meters !== null) hit['_geoDistance'] = meters;
     const { formatted, matches } = formatter.format(displayed);
     if (formatted) hit['_formatted'] = formatted;
     if (matches) hit['_matchesPosition'] = matches;
