@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestNode, type TestNode } from '../helpers/node.js';
+import nested from '../../../shared/datasets/reference-docs/nested.json' with { type: 'json' };
+
+let t: TestNode;
+
+const articles = [
+  {
+    id: 1,
+    title: 'Rust and TypeScript',
+    body: 'Natalie risk her future to build a world with the boy she loves. Emily Henry: The Love That Split The World.',
+    tags: ['world', 'novel'],
+    stars: 852,
+  },
+  { id: 2, title: 'Café culture', body: 'Un café à Paris, déjà vu.', tags: [], stars: 3 },
+];
+
+beforeAll(async () => {
+  t = await startTestNode();
+  await t.client.index('articles').addDocuments(articles).waitTask();
+  await t.client.index('nested').addDocuments(nested).waitTask();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe('highlighting', () => {
+  it('wraps matches in the tags, in arrays too, and turns numbers into strings', async () => {
+    const r = await t.client.index('articles').search('world 852', { attributesToHighlight: ['*'], matchingStrategy: 'last' });
+    const f = r.hits[0]!['_formatted'] as Record<string, unknown>;
+    expect(f['title']).toBe('Rust and TypeScript');
+    expect(f['body']).toContain('build a <em>world</em> with');
+    expect(f['tags']).toEqual(['<em>world</em>', 'novel']);
+    expect(f['stars']).toBe('<em>852</em>');
+    expect(f['id']).toBe('1');
+  });
+
+  it('uses custom tags, or none when they are empty', async () => {
+    const r = await t.client.index('articles').search('cafe', {
+      attributesToHighlight: ['title'],
+      highlightPreTag: '[',
+      highlightPostTag: ']',
+    });
+    expect((r.hits[0]!['_formatted'] as Record<string, unknown>)['title']).toBe('[Café] culture');
+    const none = await t.client.index('articles').search('cafe', { attributesToHighlight: ['title'], highlightPreTag: '', highlightPostTag: '' });
+    expect((none.hits[0]!['_formatted'] as Record<string, unknown>)['title']).toBe('Café culture');
+  });
+
+  it('highlights nested objects and keeps _formatted to the retrieved attributes', async () => {
+    const r = await t.client.index('nested').search('bobby', { attributesToHighlight: ['doggos'], attributesToRetrieve: ['id'] });
+    expect(r.hits[0]).toEqual({
+      id: 852,
+      _formatted: {
+        id: '852',
+        doggos: [{ name: '<em>bobby</em>', age: '2' }, { name: 'buddy', age: '4' }],
+      },
+    });
+  });
+
+  it('does not add _formatted when nothing is highlighted or cropped', async () => {
+    const r = await t.client.index('articles').search('cafe');
+    expect(r.hits[0]).not.toHaveProperty('_formatted');
+  });
+});
+
+describe('cropping', () => {
+  it('crops around the best matches with the default length and marker', async () => {
+    const r = await t.client.index('articles').search('split the world', { attributesToCrop: ['body'] });
+    expect((r.hits[0]!['_formatted'] as Record<string, unknown>)['body']).toBe('…she loves. Emily Henry: The Love That Split The World.');
+  });
+
+  it('honours attr:N, cropLength and cropMarker', async () => {
+    const r = await t.client.index('articles').search('future', { attributesToCrop: ['body:4'], cropLength: 20, cropMarker: '[…]' });
+    expect((r.hits[0]!['_formatted'] as Record<string, unknown>)['body']).toBe('[…]risk her future to[…]');
+    const whole = await t.client.index('articles').search('future', { attributesToCrop: ['body'], cropLength: 100 });
+    expect((whole.hits[0]!['_formatted'] as Record<string, unknown>)['body']).toBe(articles[0]!.body);
+  });
+
+  it('starts at the first word when nothing matches, and combines with highlighting', async () => {
+    const r = await t.client.index('articles').search('rust', { attributesToCrop: ['body:3'], attributesToHighlight: ['title'] });
+    const f = r.hits[0]!['_formatted'] as Record<string, unknown>;
+    expect(f['body']).toBe('Natalie risk her…');
+    expect(f['title']).toBe('<em>Rust</em> and TypeScript');
+  });
+});
+
+describe('match positions', () => {
+  it('reports byte offsets and lengths, for every displayed attribute', async () => {
+    const r = await t.client.index('articles').search('deja vu', { showMatchesPosition: true });
+    const m = r.hits[0]!['_matchesPosition'] as Record<string, { start: number; length: number }[]>;
+    const body = articles[1]!.body;
+    const start = Buffer.byteLength(body.slice(0, body.indexOf('déjà')));
+    expect(m['body']).toEqual([
+      { start, length: Buffer.byteLength('déjà') },
+      { start: start + Buffer.byteLength('déjà '), length: 2 },
+    ]);
+  });
+
+  it('reports array elements with their indices', async () => {
+    const r = await t.client.index('articles').search('novel', { showMatchesPosition: true });
+    expect(r.hits[0]!['_matchesPosition']).toEqual({ tags: [{ start: 0, length: 5, indices: [1] }] });
+  });
+});
+
+describe('restart', () => {
+  it('keeps answering the same after the node restarts', async () => {
+    const before = await t.client.index('articles').search('world', { showRankingScore: true });
+    const dir = t.dir;
+    await t.close({ keepData: true });
+    t = await startTestNode([], dir);
+    const after = await t.client.index('articles').search('world', { showRankingScore: true });
+    expect(after.hits).toEqual(before.hits);
+    await t.client.index('articles').addDocuments([{ id: 3, title: 'Another world' }]).waitTask();
+    expect((await t.client.index('articles').search('another')).hits.map((h) => h['id'])).toEqual([3]);
+  });
+});

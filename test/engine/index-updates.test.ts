@@ -1,0 +1,122 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Doc } from '../../src/engine/documents/primary-key.js';
+import { applyChanges } from '../../src/engine/index/index-state.js';
+import { decodeRecord, encodeRecord } from '../../src/engine/index/doc-record.js';
+import { TrineSearchIndex } from '../../src/engine/index/trine-search-index.js';
+import { Yielder } from '../../src/engine/index/yielder.js';
+import type { DocChange } from '../../src/engine/search-index.js';
+import { defaultSettings } from '../../src/engine/settings/settings.js';
+import { KeySpace } from '../../src/store/keys.js';
+import { RocksStore } from '../../src/store/rocks-store.js';
+import { buildIndex, search } from './search-helpers.js';
+
+const initial: Doc[] = [
+  { id: 1, title: 'The quick brown fox', tags: ['animal', 'fast'] },
+  { id: 2, title: 'A lazy dog sleeps', nested: { note: 'brown paws' } },
+  { id: 3, title: 'Brown bread recipe', year: 1999 },
+];
+
+function hitsOf(r: ReturnType<typeof search>): [number, number][] {
+  return r.hits.map((h) => [h.docid, Math.round(h.score * 1e9)]);
+}
+
+describe('incremental updates', () => {
+  it('give the same results as indexing the final documents from scratch', async () => {
+    const base = await buildIndex(initial);
+    const changes: DocChange[] = [
+      { docid: 1, before: initial[1]!, after: { id: 2, title: 'A lazy brown cat' } },
+      { docid: 2, before: initial[2]!, after: null },
+      { docid: 3, before: null, after: { id: 4, title: 'Brownies and foxes', year: 2024 } },
+    ];
+    const staged = await applyChanges(base, changes, new Yielder());
+    staged.commitTables();
+    const final: (Doc | undefined)[] = [initial[0]!, { id: 2, title: 'A lazy brown cat' }, undefined, { id: 4, title: 'Brownies and foxes', year: 2024 }];
+    const fresh = await buildIndex(final.filter((d): d is Doc => d !== undefined));
+    for (const q of ['brown', 'bro', 'fox', 'lazy cat', '1999', '2024', 'recipe', 'paws']) {
+      const a = search(staged.state, q);
+      const b = search(fresh, q);
+      // Docids differ (the fresh build is dense); compare the documents' ids.
+      const idsA = a.hits.map((h) => (final[h.docid] as Doc)['id']);
+      const idsB = b.hits.map((h) => (final.filter(Boolean)[h.docid] as Doc)['id']);
+      expect(idsA, q).toEqual(idsB);
+    }
+    expect(search(staged.state, 'recipe').hits).toEqual([]);
+    expect(search(staged.state, 'paws').hits).toEqual([]);
+  });
+
+  it('merge small batches into the posting lists without rebuilding them', async () => {
+    const docs: Doc[] = Array.from({ length: 40 }, (_, i) => ({ id: i, text: `filler word${i} common` }));
+    const base = await buildIndex(docs);
+    const staged = await applyChanges(base, [
+      { docid: 5, before: docs[5]!, after: { id: 5, text: 'replaced unique' } },
+      { docid: 40, before: null, after: { id: 40, text: 'brand new common' } },
+      { docid: 7, before: docs[7]!, after: null },
+    ], new Yielder());
+    staged.commitTables();
+    const s = staged.state;
+    // Lists the batch did not touch are shared with the previous state.
+    const untouched = s.words.id('word12')!;
+    expect(s.postings[untouched]).toBe(base.postings[untouched]);
+    expect(search(s, 'common ').candidates).toBe(39);
+    expect(search(s, 'unique ').hits.map((h) => h.docid)).toEqual([5]);
+    expect(search(s, 'word5 ').hits.map((h) => h.docid)).not.toContain(5);
+    expect(search(s, 'word7 ').hits.map((h) => h.docid)).not.toContain(7);
+    expect(search(s, 'brand ').hits.map((h) => h.docid)).toEqual([40]);
+    expect(search(base, 'word7 ').hits.map((h) => h.docid)[0]).toBe(7);
+  });
+
+  it('indexes numbers as words and nested fields under dot paths', async () => {
+    const s = await buildIndex(initial);
+    expect(hitsOf(search(s, '1999 ')).map(([d]) => d)).toEqual([2]);
+    expect(hitsOf(search(s, 'paws ')).map(([d]) => d)).toEqual([1]);
+    expect(s.names.names).toContain('nested.note');
+  });
+});
+
+describe('records', () => {
+  it('round-trip through their binary form', async () => {
+    const s = await buildIndex(initial);
+    for (const rec of s.records) {
+      const back = decodeRecord(encodeRecord(rec!));
+      expect(Array.from(back.tokens)).toEqual(Array.from(rec!.tokens));
+      expect(Array.from(back.counts)).toEqual(Array.from(rec!.counts));
+      expect(back.values).toEqual(rec!.values);
+    }
+  });
+});
+
+describe('persistence', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('reopens an index with the same results, after additions, updates and deletions', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trine-index-'));
+    dirs.push(dir);
+    const settings = { ...defaultSettings(), sortableAttributes: ['year'] };
+    const space = new KeySpace('test').child('s');
+    let store = await RocksStore.open(dir);
+    const idx = await TrineSearchIndex.open({ store, space, settings });
+    const apply = async (changes: DocChange[]) => {
+      const u = await idx.prepare(changes, settings);
+      const wb = store.batch();
+      u.write(wb);
+      await wb.commit();
+      u.publish();
+    };
+    await apply(initial.map((d, i) => ({ docid: i, before: null, after: d })));
+    await apply([{ docid: 0, before: initial[0]!, after: { id: 1, title: 'The quick red fox', year: 1 } }, { docid: 1, before: initial[1]!, after: null }]);
+    const before = ['fox', 'brown', 'red', 'lazy', 'bread'].map((q) => hitsOf(search(idx.state, q)));
+    await store.close();
+    store = await RocksStore.open(dir);
+    const reopened = await TrineSearchIndex.open({ store, space, settings });
+    const after = ['fox', 'brown', 'red', 'lazy', 'bread'].map((q) => hitsOf(search(reopened.state, q)));
+    expect(after).toEqual(before);
+    expect(search(reopened.state, null, { sort: [{ field: 'year', ascending: true }] }).hits.map((h) => h.docid)).toEqual([0, 2]);
+    await store.close();
+  });
+});

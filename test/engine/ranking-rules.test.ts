@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { globalScore, mergeRank } from '../../src/engine/ranking/rank.js';
+import { buildIndex, ids, search } from './search-helpers.js';
+
+describe('words', () => {
+  const docs = [
+    { id: 'a', t: 'black cat' },
+    { id: 'b', t: 'black dog cat' },
+    { id: 'c', t: 'black' },
+    { id: 'd', t: 'cat' },
+  ];
+  it('ranks documents with more query terms first, dropping terms from the end (last)', async () => {
+    const s = await buildIndex(docs);
+    expect(ids(s, docs, 'black cat')).toEqual(['a', 'b', 'c']);
+  });
+  it('keeps only full matches with `all`', async () => {
+    const s = await buildIndex(docs);
+    expect(ids(s, docs, 'black cat', { matchingStrategy: 'all' })).toEqual(['a', 'b']);
+  });
+  it('drops the most frequent term first with `frequency`', async () => {
+    const d2 = [...docs, { id: 'e', t: 'black' }, { id: 'f', t: 'black bird' }];
+    const s = await buildIndex(d2);
+    // "black" is the most frequent: it goes first, so documents with only "cat" stay.
+    expect(ids(s, d2, 'black cat', { matchingStrategy: 'frequency' })).toEqual(['a', 'b', 'd']);
+  });
+});
+
+describe('typo', () => {
+  it('puts exact matches before one typo and one typo before two', async () => {
+    const docs = [{ id: 1, t: 'mountains' }, { id: 2, t: 'mountainz' }, { id: 3, t: 'mountain' }, { id: 4, t: 'mountainxx' }];
+    const s = await buildIndex(docs);
+    expect(ids(s, docs, 'mountains ')).toEqual([1, 2, 3, 4]);
+    const r = search(s, 'mountains ');
+    expect(r.hits.map((h) => h.details['typo']!['typoCount'])).toEqual([0, 1, 1, 2]);
+  });
+});
+
+describe('proximity', () => {
+  it('ranks closer terms first, and a pair in query order before the reverse', async () => {
+    const docs = [
+      { id: 'far', t: 'quick one two three four brown' },
+      { id: 'near', t: 'quick brown' },
+      { id: 'gap', t: 'quick red brown' },
+      { id: 'reverse', t: 'brown quick' },
+    ];
+    const s = await buildIndex(docs);
+    expect(ids(s, docs, 'quick brown ')).toEqual(['near', 'gap', 'reverse', 'far']);
+    const scores = search(s, 'quick brown ').hits.map((h) => h.details['proximity']!['score']);
+    expect(scores[0]).toBe(1);
+    expect(scores[3]).toBeLessThan(scores[1] as number);
+  });
+});
+
+describe('attribute', () => {
+  const docs = [
+    { id: 1, title: 'nothing', overview: 'dragon' },
+    { id: 2, title: 'a dragon story', overview: 'nothing' },
+    { id: 3, title: 'dragon', overview: 'nothing' },
+  ];
+  it('follows searchableAttributes order, then the word position', async () => {
+    const s = await buildIndex(docs, { searchableAttributes: ['title', 'overview'] });
+    expect(ids(s, docs, 'dragon ')).toEqual([3, 2, 1]);
+    const d = search(s, 'dragon ').hits[2]!.details['attribute']!;
+    expect(d['attributeRankingOrderScore']).toBe(0.5);
+    expect(d).toHaveProperty('queryWordDistanceScore');
+  });
+  it('does not discriminate attributes with the wildcard', async () => {
+    const s = await buildIndex(docs);
+    // Only word positions count: docs 1 and 3 have the word first.
+    expect(ids(s, docs, 'dragon ')).toEqual([1, 3, 2]);
+  });
+});
+
+describe('exactness', () => {
+  it('puts an exact attribute before one that starts with the query, before the rest', async () => {
+    const docs = [
+      { id: 'contains', t: 'the black hole' },
+      { id: 'starts', t: 'black hole sun' },
+      { id: 'exact', t: 'black hole' },
+    ];
+    const s = await buildIndex(docs, { rankingRules: ['words', 'exactness'] });
+    expect(ids(s, docs, 'black hole')).toEqual(['exact', 'starts', 'contains']);
+    const types = search(s, 'black hole').hits.map((h) => h.details['exactness']!['matchType']);
+    expect(types).toEqual(['exactMatch', 'matchesStart', 'noExactMatch']);
+  });
+  it('prefers exact words to prefixes', async () => {
+    const docs = [{ id: 'prefix', t: 'catalog' }, { id: 'exact', t: 'cat' }];
+    const s = await buildIndex(docs, { rankingRules: ['words', 'exactness'] });
+    expect(ids(s, docs, 'cat')).toEqual(['exact', 'prefix']);
+  });
+});
+
+describe('sort rules', () => {
+  const docs = [
+    { id: 1, t: 'shoe', price: 30 },
+    { id: 2, t: 'shoe', price: 10 },
+    { id: 3, t: 'shoe', price: 'twenty' },
+    { id: 4, t: 'shoe' },
+  ];
+  it('applies a custom field:asc rule: numbers, then strings, then missing', async () => {
+    const s = await buildIndex(docs, { rankingRules: ['words', 'price:asc'] });
+    expect(ids(s, docs, 'shoe')).toEqual([2, 1, 3, 4]);
+    expect(search(s, 'shoe').hits[0]!.details['price:asc']).toEqual({ order: 1, value: 10 });
+  });
+  it('applies the sort parameter where `sort` is, and orders a placeholder search', async () => {
+    const s = await buildIndex(docs, { sortableAttributes: ['price'] });
+    expect(ids(s, docs, null, { sort: [{ field: 'price', ascending: false }] })).toEqual([1, 2, 3, 4]);
+    expect(ids(s, docs, 'shoe', { sort: [{ field: 'price', ascending: true }] })).toEqual([2, 1, 3, 4]);
+  });
+});
+
+describe('scores', () => {
+  it('merges ranks lexicographically', () => {
+    expect(mergeRank({ rank: 2, max: 3 }, { rank: 1, max: 2 })).toEqual({ rank: 3, max: 6 });
+    expect(globalScore([{ rank: 2, max: 2 }, { rank: 2, max: 3 }])).toBeCloseTo(5 / 6);
+  });
+  it('gives 1.0 to a placeholder search and drops hits under the threshold from results and totals', async () => {
+    const docs = [{ id: 1, t: 'mountains' }, { id: 2, t: 'mountainz' }];
+    const s = await buildIndex(docs);
+    expect(search(s, null).hits.map((h) => h.score)).toEqual([1, 1]);
+    const all = search(s, 'mountains ');
+    const cut = search(s, 'mountains ', { rankingScoreThreshold: (all.hits[0]!.score + all.hits[1]!.score) / 2 });
+    expect(cut.hits.map((h) => h.docid)).toEqual([0]);
+    expect(cut.candidates).toBe(1);
+  });
+  it('keeps one document per distinct value', async () => {
+    const docs = [{ id: 1, t: 'shoe', brand: 'x' }, { id: 2, t: 'shoe', brand: 'x' }, { id: 3, t: 'shoe', brand: 'y' }];
+    const s = await buildIndex(docs, { filterableAttributes: ['brand'] });
+    expect(ids(s, docs, 'shoe', { distinct: 'brand' })).toEqual([1, 3]);
+  });
+});
