@@ -1,10 +1,12 @@
 // Benchmark entry: `npm run bench -- <suite>` (every suite when none is named).
 import { runClusterBench } from './cluster.js';
 import { runFilterBench } from './filters.js';
+import { runVectorBench } from './vectors.js';
 
 const SUITES: Record<string, () => Promise<void>> = {
   filters: runFilterBench,
   cluster: runClusterBench,
+  vectors: runVectorBench,
 };
 
 async function main(): Promise<void> {
