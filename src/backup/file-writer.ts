@@ -16,6 +16,11 @@ export class AtomicFileWriter {
   private readonly gzip: Gzip | null;
   private readonly hash: Hash = createHash('sha256');
   private failure: Error | null = null;
+  /** Aborts a wait for `drain` when the file fails (a failed file never drains). */
+  private readonly failed = new AbortController();
+  /** Small writes (one per dump record) are gathered into larger ones. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   /** Bytes written through `write` (before compression). */
   bytes = 0;
 
@@ -26,26 +31,52 @@ export class AtomicFileWriter {
     mkdirSync(dirname(path), { recursive: true });
     this.tmp = `${path}.tmp-${process.pid}`;
     this.out = createWriteStream(this.tmp);
-    this.out.on('error', (e) => (this.failure ??= e));
+    this.out.on('error', (e) => this.fail(e));
     this.gzip = opts.gzip ? createGzip({ level: 6 }) : null;
     if (this.gzip) {
-      this.gzip.on('error', (e) => (this.failure ??= e));
+      this.gzip.on('error', (e) => this.fail(e));
       this.gzip.pipe(this.out);
     }
+  }
+
+  private fail(e: Error): void {
+    this.failure ??= e;
+    this.failed.abort();
   }
 
   /** Appends bytes that the checksum covers. */
   async write(buf: Buffer): Promise<void> {
     this.hash.update(buf);
     this.bytes += buf.length;
-    await this.writeRaw(buf);
+    this.pending.push(buf);
+    this.pendingBytes += buf.length;
+    if (this.pendingBytes >= 1024 * 1024) await this.flush();
   }
 
   /** Appends bytes the checksum does not cover (the checksum itself, an end marker). */
   async writeRaw(buf: Buffer): Promise<void> {
+    await this.flush();
+    await this.put(buf);
+  }
+
+  private async flush(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const buf = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
+    this.pending = [];
+    this.pendingBytes = 0;
+    await this.put(buf);
+  }
+
+  private async put(buf: Buffer): Promise<void> {
     if (this.failure) throw this.failure;
     const target = this.gzip ?? this.out;
-    if (!target.write(buf)) await Promise.race([once(target, 'drain'), once(this.out, 'close')]);
+    if (!target.write(buf)) {
+      try {
+        await once(target, 'drain', { signal: this.failed.signal });
+      } catch (e) {
+        throw this.failure ?? e;
+      }
+    }
     if (this.failure) throw this.failure;
   }
 
@@ -56,9 +87,10 @@ export class AtomicFileWriter {
 
   /** Flushes, syncs and renames the file into place. */
   async finish(): Promise<void> {
+    await this.flush();
     const target = this.gzip ?? this.out;
     target.end();
-    if (!this.out.closed) await Promise.race([once(this.out, 'close'), once(this.out, 'error')]);
+    if (!this.out.closed) await once(this.out, 'close').catch(() => {});
     if (this.failure) throw this.failure;
     const fh = await open(this.tmp, 'r');
     try {
