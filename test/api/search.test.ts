@@ -33,7 +33,7 @@ describe('search responses', () => {
     expect(r.hits).toEqual([movies[2]]);
     expect(r).toMatchObject({ query: 'escape', limit: 20, offset: 0, estimatedTotalHits: 1 });
     expect(typeof r.processingTimeMs).toBe('number');
-    expect(r.requestUid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect((r as unknown as { requestUid: string }).requestUid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('returns every document in insertion order for a placeholder search', async () => {
