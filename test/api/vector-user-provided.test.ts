@@ -115,3 +115,25 @@ describe('similar documents', () => {
     expect((await call(t, 'POST', '/indexes/nope/similar', { id: 1, embedder: 'manual' })).status).toBe(404);
   });
 });
+
+describe('persistence', () => {
+  it('finds the vectors again after a restart', async () => {
+    let n = await startTestNode();
+    const dir = n.dir;
+    await write(n, 'PATCH', '/indexes/p/settings', { embedders: { e: { source: 'userProvided', dimensions: 2, binaryQuantized: true } } });
+    await write(n, 'POST', '/indexes/p/documents', [
+      { id: 1, _vectors: { e: [0.5, -2] } },
+      { id: 2, _vectors: { e: [3, 1] } },
+    ]);
+    await n.close({ keepData: true });
+    n = await startTestNode([], dir);
+    try {
+      const doc = await call(n, 'GET', '/indexes/p/documents/1?retrieveVectors=true');
+      expect(doc.body['_vectors']).toEqual({ e: { embeddings: [[1, -1]], regenerate: false } });
+      const r = await call(n, 'POST', '/indexes/p/search', { vector: [1, 1], hybrid: { embedder: 'e' } });
+      expect(r.body['hits'].map((h: any) => h.id)).toEqual([2, 1]);
+    } finally {
+      await n.close();
+    }
+  });
+});
