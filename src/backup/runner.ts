@@ -95,7 +95,7 @@ export class Backups implements BackupRunner {
   /** The outcome recorded in the log, after proposing this node's own if none is yet. */
   private async decide(taskUid: number, local: ErrorBody | null, shouldStop: () => boolean): Promise<ErrorBody | null> {
     const op: OutcomeOp = { taskUid, error: local, nodeId: this.d.options.nodeId };
-    for (;;) {
+    for (let attempt = 0; ; attempt++) {
       const known = this.d.outcomes.get(taskUid);
       if (known !== undefined) return known;
       if (shouldStop()) throw new BatchAborted('the node is stopping');
@@ -105,7 +105,7 @@ export class Backups implements BackupRunner {
         if (e instanceof BatchAborted) throw e;
         // No quorum right now: the outcome cannot be decided without one, so wait for it.
         this.d.log.warn({ err: e, taskUid }, 'could not record the outcome of a backup task yet; retrying');
-        await new Promise((r) => setTimeout(r, 500));
+        await new Promise((r) => setTimeout(r, Math.min(5000, 250 * 2 ** attempt)));
       }
     }
   }

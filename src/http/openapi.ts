@@ -88,8 +88,9 @@ const PATH_PARAMS: Record<string, JsonSchema> = {
   indexUid: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$', description: 'Uid of the index' },
   taskUid: { type: 'integer', minimum: 0 },
   batchUid: { type: 'integer', minimum: 0 },
-  uidOrKey: { type: 'string', description: 'The key\'s uid or the key itself' },
   documentId: { type: 'string', description: 'The document\'s primary key value' },
+  key: { type: 'string', description: 'The key\'s uid or the key itself' },
+  nodeId: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', description: 'Id of a cluster member' },
 };
 
 function operationId(method: string, path: string, taken: Set<string>): string {
