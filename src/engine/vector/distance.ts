@@ -66,17 +66,15 @@ export function shiftScore(score: number, d: Distribution | null | undefined): n
   return Math.min(1, shifted);
 }
 
-/** Vector bytes as stored: little-endian float32. */
+/** Vector bytes as stored: float32 in the machine's order (little-endian on every supported platform). */
 export function encodeFloats(v: Float32Array): Buffer {
-  const b = Buffer.alloc(v.length * 4);
-  for (let i = 0; i < v.length; i++) b.writeFloatLE(v[i]!, i * 4);
-  return b;
+  return Buffer.from(Float32Array.from(v).buffer);
 }
 
 export function decodeFloats(b: Buffer, offset = 0, count = (b.length - offset) / 4): Float32Array {
-  const out = new Float32Array(count);
-  for (let i = 0; i < count; i++) out[i] = b.readFloatLE(offset + i * 4);
-  return out;
+  const start = b.byteOffset + offset;
+  // A copy: the buffer's memory may be shared or unaligned.
+  return new Float32Array(b.buffer.slice(start, start + count * 4));
 }
 
 /** Quantized vectors take one bit a dimension on disk (set = positive). */
