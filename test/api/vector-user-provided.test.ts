@@ -26,6 +26,8 @@ describe('user-provided vectors', () => {
     expect(one.body['_vectors']).toEqual({ manual: { embeddings: [[2, 2, 2], [2, 2, 3]], regenerate: false } });
     const opted = await call(t, 'GET', '/indexes/doggo/documents/4?retrieveVectors=true');
     expect(opted.body['_vectors']).toEqual({ manual: { embeddings: [], regenerate: false } });
+    const stats = await call(t, 'GET', '/indexes/doggo/stats');
+    expect(stats.body).toMatchObject({ numberOfEmbeddings: 5, numberOfEmbeddedDocuments: 4 });
   });
 
   it('fails a document without vectors with the reference error, naming the embedder', async () => {

@@ -205,3 +205,17 @@ export async function retrievedVectors(h: IndexHandle, doc: Doc): Promise<Record
   }
   return documentVectors(h, docid ?? -1, doc);
 }
+
+/** `numberOfEmbeddings` and `numberOfEmbeddedDocuments` of the index stats, over every embedder. */
+export function embeddingCounts(h: IndexHandle): { embeddings: number; documents: number } {
+  const docs = new Set<number>();
+  let embeddings = 0;
+  for (const state of vectorPartOf(h)?.embedders.values() ?? []) {
+    for (const [docid, e] of state.docs) {
+      if (e.slots.length === 0) continue;
+      docs.add(docid);
+      embeddings += e.slots.length;
+    }
+  }
+  return { embeddings, documents: docs.size };
+}

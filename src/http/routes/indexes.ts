@@ -9,6 +9,7 @@ import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
 import { s } from '../schema.js';
 import { customMetadata, indexUidParam } from './params.js';
+import { embeddingCounts } from '../../engine/vector/semantic-search.js';
 
 const listQuery = s.object({
   offset: s.field(s.uint(), 'invalid_index_offset'),
@@ -61,13 +62,14 @@ export async function indexStats(ctx: AppContext, uid: string): Promise<Record<s
   const current = ctx.executor.current;
   const isIndexing =
     !!current && current.taskUids.some((u) => ctx.queue.get(u)?.indexUid === uid && ctx.queue.get(u)?.status === 'processing');
+  const embedded = embeddingCounts(h);
   return {
     numberOfDocuments: m.docCount,
     rawDocumentDbSize: m.rawDocumentBytes,
     avgDocumentSize: m.docCount > 0 ? Math.round(m.rawDocumentBytes / m.docCount) : 0,
     isIndexing,
-    numberOfEmbeddings: 0,
-    numberOfEmbeddedDocuments: 0,
+    numberOfEmbeddings: embedded.embeddings,
+    numberOfEmbeddedDocuments: embedded.documents,
     fieldDistribution: m.fieldDistribution,
   };
 }
