@@ -90,17 +90,6 @@ export class EmbedderState {
     return this.meta.dims;
   }
 
-  /** Number of documents with at least one embedding, and of embeddings. */
-  counts(): { documents: number; embeddings: number } {
-    let documents = 0;
-    let embeddings = 0;
-    for (const d of this.docs.values()) {
-      if (d.slots.length > 0) documents++;
-      embeddings += d.slots.length;
-    }
-    return { documents, embeddings };
-  }
-
   remove(docid: number): void {
     const e = this.docs.get(docid);
     if (!e) return;
