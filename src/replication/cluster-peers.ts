@@ -13,7 +13,7 @@ import { RAFT_STATE } from '../raft/log-store.js';
 import { SECRET_HEADER } from '../raft/transport/grpc-transport.js';
 import type { KvReader, WriteBatch } from '../store/kv.js';
 import type { ApplyResult } from '../tasks/state-machine.js';
-import { decodeResult } from './raft-replicator.js';
+import { decodeResult } from './proposals.js';
 
 export interface PeerSpec {
   id: string;

@@ -16,7 +16,8 @@ import {
 } from '../gen/trine/v1/cluster.js';
 import { ApiError } from '../errors/api-error.js';
 import { ProposalError } from '../raft/core/index.js';
-import { encodeResult, ProposalTimeout, Superseded, type RaftReplicator } from './raft-replicator.js';
+import { encodeResult, ProposalTimeout, Superseded } from './proposals.js';
+import type { RaftReplicator } from './raft-replicator.js';
 
 function fail(code: grpc.status, message: string): grpc.ServiceError {
   const e = new Error(message) as grpc.ServiceError;

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { join, dirname, basename } from 'node:path';
-import { ApiError, type ErrorBody } from '../errors/api-error.js';
 import type { Options } from '../config/options.js';
 import type { KvStore } from '../store/kv.js';
 import { encodeCommand, decodeCommand, type Command } from '../tasks/command.js';
@@ -10,7 +9,6 @@ import {
   RawNode,
   applyConfChange,
   decodeConfChange,
-  encodeConfChange,
   type ConfChange,
   type ConfState,
   type Entry,
@@ -22,6 +20,7 @@ import { RaftLogStore } from '../raft/log-store.js';
 import { GrpcTransport, type TlsOptions } from '../raft/transport/grpc-transport.js';
 import { AmbiguousError, ClusterPeers, NotAppendedError } from './cluster-peers.js';
 import { registerClusterService } from './cluster-service.js';
+import { noLeader, PendingProposals, ProposalTimeout, removedError, Superseded, unconfirmed, type Applied } from './proposals.js';
 import { Membership } from './membership.js';
 import type { NodeStatus, Replicator } from './replicator.js';
 import {
@@ -58,36 +57,6 @@ export interface RaftReplicatorDeps {
   onCall?(method: string, code: string, seconds: number): void;
 }
 
-interface PendingProposal {
-  term: number;
-  resolve(r: { index: number; result: ApplyResult }): void;
-  reject(e: unknown): void;
-}
-
-/** The entry was not committed at the index it was proposed at: a retry is safe. */
-export class Superseded extends Error {}
-
-/** Appended, but not seen committed in time: it may still commit later. */
-export class ProposalTimeout extends Error {}
-
-export function noLeader(ms: number): ApiError {
-  return new ApiError(
-    'no_leader',
-    `No leader could accept the write within ${Math.round(ms / 1000)} s: the cluster has no quorum right now. Retry later; searches are still served.`,
-  );
-}
-
-/** A write whose fate is unknown: retrying blindly could register it twice. */
-function unconfirmed(ms: number, why: string): ApiError {
-  return new ApiError(
-    'no_leader',
-    `The cluster did not confirm the write within ${Math.round(ms / 1000)} s (${why}). It may still be applied: check \`GET /tasks\` before retrying.`,
-  );
-}
-
-const removedError = () =>
-  new ApiError('cluster_unavailable', 'This node was removed from the cluster and accepts no more writes. Send writes to a member.');
-
 /**
  * The task log on Raft. A single node is a Raft group of one: the same code path, with no
  * transport unless it has a Raft address (then other nodes can join it). Followers forward
@@ -102,7 +71,7 @@ export class RaftReplicator implements Replicator {
   membership!: Membership;
   removed = false;
   private rejoining = false;
-  private readonly pending = new Map<number, PendingProposal>();
+  private readonly pending = new PendingProposals();
   private readonly appliedWaiters = new Set<() => void>();
   private confState: ConfState = { voters: [], learners: [] };
   readonly writeTimeoutMs: number;
@@ -265,8 +234,7 @@ export class RaftReplicator implements Replicator {
     await this.driver?.stop();
     await this.transport?.close();
     this.peers?.close();
-    for (const p of this.pending.values()) p.reject(new NotAppendedError('the node is stopping'));
-    this.pending.clear();
+    this.pending.rejectAll(new NotAppendedError('the node is stopping'));
   }
 
   /** Hands leadership over before a planned stop, so that writes pause for a moment only. */
@@ -315,12 +283,7 @@ export class RaftReplicator implements Replicator {
           if (addressesChanged) this.peers.stage(wb);
         },
       });
-      const p = this.pending.get(e.index);
-      if (p) {
-        this.pending.delete(e.index);
-        if (p.term === e.term) p.resolve({ index: e.index, result });
-        else p.reject(new Superseded());
-      }
+      this.pending.settle(e.index, e.term, result);
       if (cmd.kind !== 'noop') this.d.onApplied(result);
     }
     this.wakeWaiters();
@@ -341,13 +304,7 @@ export class RaftReplicator implements Replicator {
     this.logStore.commitInstalledSnapshot(s.meta);
     this.confState = s.meta.confState;
     this.removed = ![...s.meta.confState.voters, ...s.meta.confState.learners].includes(this.nodeId);
-    for (const [index, p] of this.pending) {
-      if (index <= s.meta.index) {
-        this.pending.delete(index);
-        // Skipped over, not seen: whether it committed there is unknown.
-        p.reject(new ProposalTimeout('replaced by a snapshot'));
-      }
-    }
+    this.pending.skippedUpTo(s.meta.index);
     await this.d.afterInstall();
     this.wakeWaiters();
   }
@@ -374,29 +331,13 @@ export class RaftReplicator implements Replicator {
     return this.waitUntil(() => this.appliedIndex >= index, timeoutMs);
   }
 
-  private track(pos: { index: number; term: number }, timeoutMs: number): Promise<{ index: number; result: ApplyResult }> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        if (this.pending.get(pos.index) !== entry) return;
-        this.pending.delete(pos.index);
-        reject(new ProposalTimeout(`entry ${pos.index} not committed in time`));
-      }, Math.max(1, timeoutMs));
-      const entry: PendingProposal = {
-        term: pos.term,
-        resolve: (r) => (clearTimeout(timer), resolve(r)),
-        reject: (e) => (clearTimeout(timer), reject(e)),
-      };
-      this.pending.set(pos.index, entry);
-    });
-  }
-
   /** Proposes on this node, which must lead. Resolves once applied here. */
-  proposeLocal(data: Uint8Array, timeoutMs: number): Promise<{ index: number; result: ApplyResult }> {
-    return this.track(this.driver.propose(data), timeoutMs);
+  proposeLocal(data: Uint8Array, timeoutMs: number): Promise<Applied> {
+    return this.pending.track(this.driver.propose(data), timeoutMs);
   }
 
-  proposeConfChange(cc: ConfChange, timeoutMs: number): Promise<{ index: number; result: ApplyResult }> {
-    return this.track(this.driver.proposeConfChange(cc), timeoutMs);
+  proposeConfChange(cc: ConfChange, timeoutMs: number): Promise<Applied> {
+    return this.pending.track(this.driver.proposeConfChange(cc), timeoutMs);
   }
 
   async propose(cmd: Command): Promise<ApplyResult> {
@@ -456,20 +397,3 @@ export class RaftReplicator implements Replicator {
     return this.membership.transfer(to);
   }
 }
-
-export function encodeResult(r: ApplyResult): { resultJson: string; errorJson: string } {
-  if (r.kind === 'config' && r.result instanceof ApiError) {
-    return { resultJson: '', errorJson: JSON.stringify(r.result.toJSON()) };
-  }
-  return { resultJson: JSON.stringify(r), errorJson: '' };
-}
-
-export function decodeResult(resultJson: string, errorJson: string): ApplyResult {
-  if (errorJson) {
-    const e = JSON.parse(errorJson) as ErrorBody;
-    return { kind: 'config', result: new ApiError(e.code as never, e.message) };
-  }
-  return JSON.parse(resultJson) as ApplyResult;
-}
-
-export { encodeConfChange };
