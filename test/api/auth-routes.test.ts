@@ -11,7 +11,8 @@ import { startTestNode, type TestNode } from '../helpers/node.js';
 
 const MASTER = 'route-table-master-key-0123456789';
 const INDEX = 'books';
-const PUBLIC = new Set(['/', '/health']);
+// The OpenAPI document is public too: it describes the release, not the instance's data.
+const PUBLIC = new Set(['/', '/health', '/openapi.json']);
 const AUTH_CODES = new Set(['missing_authorization_header', 'invalid_api_key', 'missing_master_key']);
 
 let t: TestNode;

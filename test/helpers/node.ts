@@ -29,6 +29,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Dumps and snapshots of a test node go inside its own directory, not the working directory (flags given later win). */
+function backupDirs(dir: string): string[] {
+  return ['--dump-dir', join(dir, 'dumps'), '--snapshot-dir', join(dir, 'snapshots')];
+}
+
 export interface TestNode {
   url: string;
   client: Meilisearch;
@@ -40,7 +45,7 @@ export interface TestNode {
 /** A real node (real RocksDB in a temp dir, real HTTP on a free port) inside the test process. */
 export async function startTestNode(flags: string[] = [], dir = tempDir()): Promise<TestNode> {
   const port = await freePort();
-  const options = parseOptions(['--db-path', dir, '--http-addr', `127.0.0.1:${port}`, '--log-level', 'warn', ...flags], {});
+  const options = parseOptions(['--db-path', dir, '--http-addr', `127.0.0.1:${port}`, '--log-level', 'warn', ...backupDirs(dir), ...flags], {});
   const node = await startNode(options, { searchFactory: defaultSearchFactory() });
   const masterKey = options.masterKey ?? undefined;
   return {
@@ -67,7 +72,7 @@ export interface NodeProcess {
 /** A node as its own process from the built `dist/` (run `npm run build` first; `npm test` does). */
 export async function spawnNode(flags: string[] = [], dir = tempDir(), port?: number): Promise<NodeProcess> {
   const p = port ?? (await freePort());
-  const proc = spawn(process.execPath, [MAIN, '--db-path', dir, '--http-addr', `127.0.0.1:${p}`, '--log-level', 'warn', ...flags], {
+  const proc = spawn(process.execPath, [MAIN, '--db-path', dir, '--http-addr', `127.0.0.1:${p}`, '--log-level', 'warn', ...backupDirs(dir), ...flags], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
