@@ -1,16 +1,19 @@
-// Benchmark entry: `npm run bench -- <suite>` (every suite when none is named).
+// Benchmark entry: `npm run bench -- <suite>`; the search suite when none is named, `all` for every suite.
 import { runClusterBench } from './cluster.js';
 import { runFilterBench } from './filters.js';
+import { runSearchBench } from './search.js';
 import { runVectorBench } from './vectors.js';
 
 const SUITES: Record<string, () => Promise<void>> = {
+  search: runSearchBench,
   filters: runFilterBench,
   cluster: runClusterBench,
   vectors: runVectorBench,
 };
 
 async function main(): Promise<void> {
-  const wanted = process.argv[2];
+  const arg = process.argv[2] ?? 'search';
+  const wanted = arg === 'all' ? undefined : arg;
   if (wanted !== undefined && !(wanted in SUITES)) {
     console.error(`unknown suite \`${wanted}\`; suites: ${Object.keys(SUITES).join(', ')}`);
     process.exit(2);

@@ -61,7 +61,8 @@ function parseLine(line: string, pos: string): SynsetDoc | null {
     else if (examples.length === 0) defParts.push(part);
   }
   return {
-    id: `${pos[0]}${offset}`,
+    // The synset type (n, v, a, s, r) keeps ids unique across the four data files.
+    id: `${head[2]}${offset}`,
     word: words[0] ?? '',
     synonyms: words.slice(1),
     definition: defParts.join('; ').trim(),

@@ -31,16 +31,54 @@ export interface ExtractContext {
   tokenizer: Tokenizer;
   words: WordStage;
   keepValue: ValueFieldPredicate;
+  /** Where the records' arrays are carved from (fewer, larger allocations). */
+  slab?: Slab;
+}
+
+/**
+ * Hands out small Uint32Arrays as views of large blocks: a full build makes one array
+ * per document, and a few hundred thousand separate buffers weigh on the garbage
+ * collector far more than a few large ones.
+ */
+export class Slab {
+  private block = new Uint32Array(0);
+  private at = 0;
+
+  constructor(private readonly blockSize = 1 << 18) {}
+
+  alloc(n: number): Uint32Array {
+    if (this.at + n > this.block.length) {
+      this.block = new Uint32Array(Math.max(this.blockSize, n));
+      this.at = 0;
+    }
+    const v = this.block.subarray(this.at, this.at + n);
+    this.at += n;
+    return v;
+  }
+}
+
+// Per-call scratch space, reused: extraction is synchronous.
+let toks: Uint32Array = new Uint32Array(1024);
+let sortBuf: Uint32Array = new Uint32Array(1024);
+let fidCount: Uint32Array = new Uint32Array(64);
+let fidWords: Uint32Array = new Uint32Array(64);
+let fidNext: Uint32Array = new Uint32Array(64);
+const touchedFids: number[] = [];
+
+function grow(a: Uint32Array, need: number): Uint32Array {
+  if (need <= a.length) return a;
+  const b = new Uint32Array(Math.max(need, a.length * 2));
+  b.set(a);
+  return b;
 }
 
 /** Tokenizes a document into its record. */
 export function extractRecord(doc: Doc, ctx: ExtractContext): DocRecord {
-  const toks: number[] = [];
-  const nextBase = new Map<number, number>();
-  const counts = new Map<number, number>();
+  let n = 0;
   let values: Record<string, FieldValue[]> | null = null;
   let sorted = true;
   let lastFp = -1;
+  touchedFids.length = 0;
 
   forEachLeaf(doc, (path, value) => {
     const fid = ctx.names.add(path);
@@ -49,11 +87,16 @@ export function extractRecord(doc: Doc, ctx: ExtractContext): DocRecord {
       (values[path] ??= []).push(typeof value === 'boolean' ? String(value) : value);
     }
     if (!ctx.rules.isSearchable(fid)) return;
+    if (fid >= fidCount.length) {
+      fidCount = grow(fidCount, fid + 1);
+      fidWords = grow(fidWords, fid + 1);
+      fidNext = grow(fidNext, fid + 1);
+    }
+    if (!touchedFids.includes(fid)) touchedFids.push(fid);
     const text = typeof value === 'string' ? value : String(value);
-    const base = nextBase.get(fid) ?? 0;
+    const base = fidNext[fid]!;
     const high = fid << 16;
     let last = -1;
-    let n = 0;
     const locales = ctx.rules.localesOf(fid);
     ctx.tokenizer.forEachWord(
       text,
@@ -63,37 +106,49 @@ export function extractRecord(doc: Doc, ctx: ExtractContext): DocRecord {
         const fp = (high | p) >>> 0;
         if (fp < lastFp) sorted = false;
         lastFp = fp;
-        toks.push(ctx.words.idOf(lemma), fp);
+        if (n + 2 > toks.length) toks = grow(toks, n + 2);
+        toks[n++] = ctx.words.idOf(lemma);
+        toks[n++] = fp;
+        fidCount[fid]!++;
         last = p;
-        n++;
       },
       locales ? { locales } : undefined,
     );
-    if (last >= 0) {
-      // Successive values of one field are kept apart like sentences.
-      nextBase.set(fid, last + MAX_DISTANCE);
-      counts.set(fid, (counts.get(fid) ?? 0) + n);
+    // Successive values of one field are kept apart like sentences.
+    if (last >= 0) fidNext[fid] = last + MAX_DISTANCE;
+  });
+
+  touchedFids.sort((a, b) => a - b);
+  const counts = new Uint32Array(touchedFids.filter((f) => fidCount[f]! > 0).length);
+  let c = 0;
+  for (const f of touchedFids) {
+    if (fidCount[f]! > 0) counts[c++] = ((f << 16) | Math.min(fidCount[f]!, 0xffff)) >>> 0;
+  }
+  let src: Uint32Array = toks;
+  if (!sorted) {
+    // Positions grow within each field: a stable counting sort by field id restores order.
+    sortBuf = grow(sortBuf, n);
+    let at = 0;
+    for (const f of touchedFids) {
+      fidWords[f] = at;
+      at += fidCount[f]! * 2;
     }
-  });
-
-  let tokens: Uint32Array = Uint32Array.from(toks);
-  if (!sorted) tokens = sortPairsBySecond(tokens);
-  const c = new Uint32Array(counts.size);
-  let i = 0;
-  for (const [fid, n] of [...counts.entries()].sort((a, b) => a[0] - b[0])) c[i++] = ((fid << 16) | Math.min(n, 0xffff)) >>> 0;
-  return { tokens, counts: c, values };
-}
-
-function sortPairsBySecond(pairs: Uint32Array): Uint32Array {
-  const n = pairs.length / 2;
-  const order = Array.from({ length: n }, (_, i) => i);
-  order.sort((a, b) => pairs[2 * a + 1]! - pairs[2 * b + 1]! || a - b);
-  const out = new Uint32Array(pairs.length);
-  order.forEach((src, k) => {
-    out[2 * k] = pairs[2 * src]!;
-    out[2 * k + 1] = pairs[2 * src + 1]!;
-  });
-  return out;
+    for (let i = 0; i < n; i += 2) {
+      const f = toks[i + 1]! >>> 16;
+      const k = fidWords[f]!;
+      sortBuf[k] = toks[i]!;
+      sortBuf[k + 1] = toks[i + 1]!;
+      fidWords[f] = k + 2;
+    }
+    src = sortBuf;
+  }
+  const tokens = ctx.slab ? ctx.slab.alloc(n) : new Uint32Array(n);
+  tokens.set(src.subarray(0, n));
+  for (const f of touchedFids) {
+    fidCount[f] = 0;
+    fidNext[f] = 0;
+  }
+  return { tokens, counts, values };
 }
 
 /** Number of words of field `fid` in the record (0 when it has none). */
@@ -103,27 +158,62 @@ export function fieldWordCount(rec: DocRecord, fid: number): number {
   return 0;
 }
 
-// Binary layout (little-endian u32 words): nTokens, nCounts, tokens, counts, then the
-// values as UTF-8 JSON. Every platform Node supports in production is little-endian.
+// Binary layout: varints — the number of token pairs, the number of field counts, the
+// field counts, then per token its word id and the difference of its fp from the
+// previous one (fps are sorted) — followed by the values as UTF-8 JSON. About a quarter
+// of the size of plain 32-bit words, which shortens both the batch write and the load.
+let out = new Uint8Array(4096);
+
+function put(v: number, at: number): number {
+  while (v >= 0x80) {
+    out[at++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  out[at++] = v;
+  return at;
+}
+
 export function encodeRecord(rec: DocRecord): Buffer {
-  const head = new Uint32Array(2 + rec.tokens.length + rec.counts.length);
-  head[0] = rec.tokens.length;
-  head[1] = rec.counts.length;
-  head.set(rec.tokens, 2);
-  head.set(rec.counts, 2 + rec.tokens.length);
-  const fixed = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
-  if (!rec.values) return Buffer.from(fixed);
+  const need = 10 * (2 + rec.counts.length + rec.tokens.length);
+  if (out.length < need) out = new Uint8Array(need * 2);
+  let at = put(rec.tokens.length / 2, 0);
+  at = put(rec.counts.length, at);
+  for (let i = 0; i < rec.counts.length; i++) at = put(rec.counts[i]!, at);
+  let prev = 0;
+  for (let i = 0; i < rec.tokens.length; i += 2) {
+    at = put(rec.tokens[i]!, at);
+    const fp = rec.tokens[i + 1]!;
+    at = put(fp - prev, at);
+    prev = fp;
+  }
+  const fixed = Buffer.from(out.subarray(0, at));
+  if (!rec.values) return fixed;
   return Buffer.concat([fixed, Buffer.from(JSON.stringify(rec.values))]);
 }
 
-export function decodeRecord(buf: Buffer): DocRecord {
-  const nTok = buf.readUInt32LE(0);
-  const nCnt = buf.readUInt32LE(4);
-  const words = 2 + nTok + nCnt;
-  const copy = new Uint32Array(words);
-  new Uint8Array(copy.buffer).set(buf.subarray(0, words * 4));
-  const tokens = copy.subarray(2, 2 + nTok);
-  const counts = copy.subarray(2 + nTok, words);
-  const rest = buf.length > words * 4 ? buf.subarray(words * 4).toString() : '';
+export function decodeRecord(buf: Buffer, slab?: Slab): DocRecord {
+  let at = 0;
+  const get = (): number => {
+    let v = 0;
+    let shift = 0;
+    for (;;) {
+      const b = buf[at++]!;
+      v += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return v;
+      shift += 7;
+    }
+  };
+  const pairs = get();
+  const nCounts = get();
+  const counts = new Uint32Array(nCounts);
+  for (let i = 0; i < nCounts; i++) counts[i] = get();
+  const tokens = slab ? slab.alloc(pairs * 2) : new Uint32Array(pairs * 2);
+  let prev = 0;
+  for (let i = 0; i < pairs * 2; i += 2) {
+    tokens[i] = get();
+    prev += get();
+    tokens[i + 1] = prev;
+  }
+  const rest = at < buf.length ? buf.subarray(at).toString() : '';
   return { tokens, counts, values: rest ? (JSON.parse(rest) as Record<string, FieldValue[]>) : null };
 }

@@ -6,7 +6,7 @@ import type { Doc } from '../documents/primary-key.js';
 import type { DocChange } from '../search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { Tokenizer } from '../tokenizer/index.js';
-import { extractRecord, type DocRecord } from './doc-record.js';
+import { extractRecord, Slab, type DocRecord } from './doc-record.js';
 import { FieldNames, FieldRules } from './field-table.js';
 import { valuePredicate } from './field-values.js';
 import { buildPostings, EMPTY_POSTING, mergePosting, PostingDelta, WORD_LISTS, type Posting } from './postings.js';
@@ -141,7 +141,7 @@ export async function buildFromDocuments(
 ): Promise<StagedState> {
   const p = freshParts(settings, null, null);
   const rules = new FieldRules(p.names, settings);
-  const ctx = { names: p.names, rules, tokenizer: p.tokenizer, words: p.stage, keepValue: valuePredicate(settings) };
+  const ctx = { names: p.names, rules, tokenizer: p.tokenizer, words: p.stage, keepValue: valuePredicate(settings), slab: new Slab() };
   for await (const [docid, doc] of docs) {
     p.records[docid] = extractRecord(doc, ctx);
     await yielder.maybe();
@@ -185,7 +185,7 @@ export async function applyChanges(base: IndexState, changes: readonly DocChange
     pstage,
     records: base.records.slice(),
   };
-  const ctx = { names: p.names, rules: base.rules, tokenizer: p.tokenizer, words: stage, keepValue: valuePredicate(base.settings) };
+  const ctx = { names: p.names, rules: base.rules, tokenizer: p.tokenizer, words: stage, keepValue: valuePredicate(base.settings), slab: new Slab(1 << 14) };
   const sortedChanges = [...changes].sort((a, b) => a.docid - b.docid);
   const changed = new Set<number>();
   for (const c of sortedChanges) {

@@ -2,7 +2,7 @@
 //
 //   m\0meta            JSON { version, names: field names by id, words: word count }
 //   w\0<u32 base>      words base, base+1, ... joined by NUL (append-only chunks)
-//   r\0<u32 docid>     the document's record (doc-record.ts)
+//   r\0<u32 docid>     the document's record (doc-record.ts), varint-encoded
 //
 // Posting lists, prefix lists and the sorted dictionary are not stored: opening an
 // index reads the words and records and rebuilds them, which is linear in the number
@@ -11,11 +11,11 @@
 import { encodeUint, type KeySpace } from '../../store/keys.js';
 import type { KvReader, WriteBatch } from '../../store/kv.js';
 import type { IndexSettings } from '../settings/settings.js';
-import { decodeRecord, encodeRecord, type DocRecord } from './doc-record.js';
+import { decodeRecord, encodeRecord, Slab, type DocRecord } from './doc-record.js';
 import { buildFromRecords, emptyState, type IndexState, type StagedState } from './index-state.js';
 import type { Yielder } from './yielder.js';
 
-const FORMAT_VERSION = 1;
+const FORMAT_VERSION = 2;
 const WORDS_PER_CHUNK = 4096;
 
 interface Meta {
@@ -104,8 +104,9 @@ export async function loadState(
   }
   words.length = Math.min(words.length, meta.words);
   const records: (DocRecord | undefined)[] = [];
+  const slab = new Slab();
   for await (const e of reader.scan({ prefix: keys.records.prefix })) {
-    records[keys.records.strip(e.key).readUInt32BE(0)] = decodeRecord(e.value);
+    records[keys.records.strip(e.key).readUInt32BE(0)] = decodeRecord(e.value, slab);
     await yielder.maybe();
   }
   const staged = await buildFromRecords(settings, meta.names, words, records, yielder);

@@ -21,21 +21,32 @@ export const EMPTY_POSTING: Posting = Object.freeze({ docs: new Uint32Array(0), 
 export interface ListKeys {
   /** Number of lists. */
   count: number;
-  /** Calls `fn(listId)` for each list the word feeds. */
-  forWord(wordId: number, fn: (listId: number) => void): void;
+  /** Null: a word feeds its own list. Else `perWord` list ids per word id (-1: none). */
+  slots: Int32Array | null;
+  perWord: number;
   /** Keep only the first occurrence per (document, field): prefix lists store minimal positions. */
   firstPerField: boolean;
 }
 
-export const WORD_LISTS = (count: number): ListKeys => ({
-  count,
-  forWord: (w, fn) => fn(w),
-  firstPerField: false,
-});
+export const WORD_LISTS = (count: number): ListKeys => ({ count, slots: null, perWord: 1, firstPerField: false });
+
+/** Calls `fn(listId)` for each list word `w` feeds. */
+export function forEachList(keys: ListKeys, w: number, fn: (list: number) => void): void {
+  const slots = keys.slots;
+  if (slots === null) {
+    fn(w);
+    return;
+  }
+  for (let k = 0, base = w * keys.perWord; k < keys.perWord; k++) {
+    const l = slots[base + k]!;
+    if (l >= 0) fn(l);
+  }
+}
 
 /**
  * Builds every list from the records, visiting documents in docid order so that each
- * list comes out sorted.
+ * list comes out sorted. Two passes (count, then fill) over plain loops: this runs over
+ * every token of the index.
  */
 export async function buildPostings(
   records: readonly (DocRecord | undefined)[],
@@ -43,57 +54,62 @@ export async function buildPostings(
   yielder: Yielder,
 ): Promise<Posting[]> {
   const n = keys.count;
+  const slots = keys.slots;
+  const per = keys.perWord;
+  const first = keys.firstPerField;
   const counts = new Uint32Array(n + 1);
   const stampDoc = new Int32Array(n).fill(-1);
   const stampFid = new Int32Array(n).fill(-1);
   const ndocs = new Uint32Array(n);
   const lastDoc = new Int32Array(n).fill(-1);
+  let offsets = new Uint32Array(0);
+  let docsArena = new Uint32Array(0);
+  let fpsArena = new Uint32Array(0);
+  let fill = new Uint32Array(0);
 
-  const visit = (d: number, rec: DocRecord, emit: (list: number, fp: number) => void): void => {
-    const t = rec.tokens;
-    for (let i = 0; i < t.length; i += 2) {
-      const fp = t[i + 1]!;
-      const fid = fp >>> 16;
-      keys.forWord(t[i]!, (list) => {
-        if (keys.firstPerField) {
-          if (stampDoc[list] === d && stampFid[list] === fid) return;
-          stampDoc[list] = d;
-          stampFid[list] = fid;
+  for (let pass = 0; pass < 2; pass++) {
+    const counting = pass === 0;
+    for (let d = 0; d < records.length; d++) {
+      const rec = records[d];
+      if (!rec) continue;
+      const t = rec.tokens;
+      for (let i = 0; i < t.length; i += 2) {
+        const w = t[i]!;
+        const fp = t[i + 1]!;
+        const kEnd = slots === null ? 1 : per;
+        for (let k = 0; k < kEnd; k++) {
+          const list = slots === null ? w : slots[w * per + k]!;
+          if (list < 0) continue;
+          if (first) {
+            const fid = fp >>> 16;
+            if (stampDoc[list] === d && stampFid[list] === fid) continue;
+            stampDoc[list] = d;
+            stampFid[list] = fid;
+          }
+          if (counting) {
+            counts[list]!++;
+            if (lastDoc[list] !== d) {
+              lastDoc[list] = d;
+              ndocs[list]!++;
+            }
+          } else {
+            const at = fill[list]!++;
+            docsArena[at] = d;
+            fpsArena[at] = fp;
+          }
         }
-        emit(list, fp);
-      });
-    }
-  };
-
-  for (let d = 0; d < records.length; d++) {
-    const rec = records[d];
-    if (!rec) continue;
-    visit(d, rec, (list) => {
-      counts[list]!++;
-      if (lastDoc[list] !== d) {
-        lastDoc[list] = d;
-        ndocs[list]!++;
       }
-    });
-    if ((d & 1023) === 0) await yielder.maybe();
-  }
-  const offsets = new Uint32Array(n + 1);
-  for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i]! + counts[i]!;
-  const total = offsets[n]!;
-  const docsArena = new Uint32Array(total);
-  const fpsArena = new Uint32Array(total);
-  const fill = offsets.slice(0, n);
-  stampDoc.fill(-1);
-  stampFid.fill(-1);
-  for (let d = 0; d < records.length; d++) {
-    const rec = records[d];
-    if (!rec) continue;
-    visit(d, rec, (list, fp) => {
-      const at = fill[list]!++;
-      docsArena[at] = d;
-      fpsArena[at] = fp;
-    });
-    if ((d & 1023) === 0) await yielder.maybe();
+      if ((d & 1023) === 0) await yielder.maybe();
+    }
+    if (counting) {
+      offsets = new Uint32Array(n + 1);
+      for (let i = 0; i < n; i++) offsets[i + 1] = offsets[i]! + counts[i]!;
+      docsArena = new Uint32Array(offsets[n]!);
+      fpsArena = new Uint32Array(offsets[n]!);
+      fill = offsets.slice(0, n);
+      stampDoc.fill(-1);
+      stampFid.fill(-1);
+    }
   }
   const out = new Array<Posting>(n);
   for (let i = 0; i < n; i++) {
@@ -117,7 +133,7 @@ export class PostingDelta {
     for (let i = 0; i < t.length; i += 2) {
       const fp = t[i + 1]!;
       const fid = fp >>> 16;
-      this.keys.forWord(t[i]!, (list) => {
+      forEachList(this.keys, t[i]!, (list) => {
         if (seen) {
           const k = list * 0x10000 + fid;
           if (seen.has(k)) return;
@@ -134,7 +150,7 @@ export class PostingDelta {
   /** Marks the lists of a removed (or replaced) document as touched. */
   touchRecord(rec: DocRecord, touched: Set<number>): void {
     const t = rec.tokens;
-    for (let i = 0; i < t.length; i += 2) this.keys.forWord(t[i]!, (list) => touched.add(list));
+    for (let i = 0; i < t.length; i += 2) forEachList(this.keys, t[i]!, (list) => touched.add(list));
   }
 }
 

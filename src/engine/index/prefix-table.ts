@@ -64,6 +64,7 @@ export class PrefixStage implements ListKeys {
   private readonly fresh = new Map<string, number>();
   ofWord: Int32Array;
   readonly firstPerField = true;
+  readonly perWord = SLOTS;
 
   constructor(
     private readonly table: PrefixTable,
@@ -74,6 +75,10 @@ export class PrefixStage implements ListKeys {
 
   get count(): number {
     return this.table.size + this.addedKeys.length;
+  }
+
+  get slots(): Int32Array {
+    return this.ofWord;
   }
 
   private idOf(prefix: string): number {
@@ -101,13 +106,5 @@ export class PrefixStage implements ListKeys {
       });
     }
     this.ofWord = next;
-  }
-
-  forWord(wordId: number, fn: (listId: number) => void): void {
-    const base = wordId * SLOTS;
-    for (let k = 0; k < SLOTS; k++) {
-      const p = this.ofWord[base + k]!;
-      if (p >= 0) fn(p);
-    }
   }
 }

