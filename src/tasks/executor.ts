@@ -112,28 +112,45 @@ export class Executor extends EventEmitter<ExecutorEvents> {
   /** Processes one batch; null when it was aborted and stays pending. */
   private async execute(pb: PendingBatch): Promise<BatchRecord | null> {
     const q = this.queue;
-    const tasks = pb.taskUids.map((u) => q.tasks.get(u)).filter((t): t is TaskRecord => !!t && t.status === 'enqueued');
-    for (const t of tasks) {
+    const live = pb.taskUids.map((u) => q.tasks.get(u)).filter((t): t is TaskRecord => !!t && t.status === 'enqueued');
+    for (const t of live) {
       t.status = 'processing';
       t.startedAt = pb.startedAt;
     }
+    // Outcomes are worked out on copies and shown only once the batch is committed and its
+    // index changes published: a client that sees `succeeded` can read what the task wrote.
+    const staged = new Map<number, TaskRecord>(live.map((t) => [t.uid, { ...t }]));
+    const tasks = [...staged.values()];
+    const stage = (u: number): TaskRecord | undefined => {
+      let t = staged.get(u);
+      if (!t) {
+        const l = q.tasks.get(u);
+        if (!l) return undefined;
+        t = { ...l };
+        staged.set(u, t);
+      }
+      return t;
+    };
+    const deleted: number[] = [];
+    const resetLive = () => {
+      for (const t of live) {
+        t.status = 'enqueued';
+        t.startedAt = null;
+      }
+    };
     const wb = this.store.batch();
-    const touched: TaskRecord[] = [...tasks];
     let publish: () => void = () => {};
     let backupFinishedAt: number | null = null;
     if (tasks.length > 0) {
       const type = tasks[0]!.type;
-      if (type === 'taskCancelation') touched.push(...this.cancel(tasks, wb));
-      else if (type === 'taskDeletion') this.deleteTasks(tasks, wb);
+      if (type === 'taskCancelation') this.cancel(tasks, wb, stage);
+      else if (type === 'taskDeletion') deleted.push(...this.deleteTasks(tasks, wb));
       else if (type === 'dumpCreation' || type === 'snapshotCreation') {
         try {
           backupFinishedAt = await this.runBackup(tasks[0]!, pb);
         } catch (e) {
           if (!(e instanceof BatchAborted)) throw e;
-          for (const t of tasks) {
-            t.status = 'enqueued';
-            t.startedAt = null;
-          }
+          resetLive();
           return null;
         }
       } else {
@@ -142,10 +159,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
         } catch (e) {
           // Stopped while waiting on something outside (embeddings from the leader).
           if (!(e instanceof BatchAborted)) throw e;
-          for (const t of tasks) {
-            t.status = 'enqueued';
-            t.startedAt = null;
-          }
+          resetLive();
           return null;
         }
       }
@@ -155,7 +169,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       if (t.status === 'processing') t.status = 'succeeded';
       t.finishedAt = finishedAt;
     }
-    for (const t of touched) if (q.tasks.has(t.uid)) q.writeTask(wb, t);
+    for (const t of staged.values()) if (!deleted.includes(t.uid)) q.writeTask(wb, t);
     const record: BatchRecord = {
       uid: pb.uid,
       taskUids: pb.taskUids,
@@ -166,11 +180,18 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       details: {},
     };
     summarizeBatch(record, tasks);
-    q.batches.set(record.uid, record);
     q.writeBatch(wb, record);
     wb.del(PENDING.key(pb.uid));
     await wb.commit();
     publish();
+    for (const t of staged.values()) {
+      const l = q.tasks.get(t.uid);
+      if (!l) continue;
+      Object.assign(l, t);
+      if (t.status === 'canceled') q.unbatched.delete(t.uid);
+    }
+    for (const u of deleted) q.tasks.delete(u);
+    q.batches.set(record.uid, record);
     return record;
   }
 
@@ -228,14 +249,12 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     return () => processed.publish();
   }
 
-  private cancel(cancels: TaskRecord[], wb: WriteBatch): TaskRecord[] {
-    const q = this.queue;
-    const changed: TaskRecord[] = [];
+  private cancel(cancels: TaskRecord[], wb: WriteBatch, stage: (uid: number) => TaskRecord | undefined): void {
     const now = Date.now();
     for (const c of cancels) {
       let n = 0;
       for (const u of c.matched ?? []) {
-        const t = q.tasks.get(u);
+        const t = stage(u);
         if (!t || t.status !== 'enqueued') continue;
         t.status = 'canceled';
         t.canceledBy = c.uid;
@@ -244,28 +263,28 @@ export class Executor extends EventEmitter<ExecutorEvents> {
           wb.del(PAYLOADS.key(t.uid));
           if (t.details) t.details = { ...t.details, indexedDocuments: 0 };
         }
-        q.unbatched.delete(u);
-        changed.push(t);
         n++;
       }
       c.details = { ...c.details, canceledTasks: n };
     }
-    return changed;
   }
 
-  private deleteTasks(deletions: TaskRecord[], wb: WriteBatch): void {
+  /** Returns the uids to forget once the batch is committed. */
+  private deleteTasks(deletions: TaskRecord[], wb: WriteBatch): number[] {
     const q = this.queue;
+    const gone: number[] = [];
     for (const d of deletions) {
       let n = 0;
       for (const u of d.matched ?? []) {
         const t = q.tasks.get(u);
-        if (!t || !isFinished(t.status)) continue;
-        q.tasks.delete(u);
+        if (!t || !isFinished(t.status) || gone.includes(u)) continue;
+        gone.push(u);
         wb.del(PAYLOADS.key(u));
         wb.del(q.taskKey(u));
         n++;
       }
       d.details = { ...d.details, deletedTasks: n };
     }
+    return gone;
   }
 }
