@@ -66,7 +66,7 @@ export function decodeRecord(b: Buffer): DocVectors {
 /** Below this many live vectors an exact scan is fast enough; the graph starts above it. */
 export const EXACT_LIMIT = 4096;
 /** Graph search breadth: higher finds more of the true neighbours, at a cost. */
-export const SEARCH_EF = 96;
+export const SEARCH_EF = 200;
 
 export interface DocEntry {
   userProvided: boolean;

@@ -86,7 +86,14 @@ export class SemanticPlan {
     }
     const allowedSet = allowed ? new Set(maskDocids(allowed)) : null;
     const sem = semanticSearch(this.h, this.embedder, { vector: this.queryVector, limit: wanted, allowed: allowedSet, threshold });
-    const universe = allowedSet ? Uint32Array.from([...allowedSet].sort((a, b) => a - b)) : Uint32Array.from([...this.h.ext.values()].sort((a, b) => a - b));
+    // Semantic candidates are every allowed document: what the placeholder search found when
+    // semantic only, the allowed set (or the whole index) when hybrid.
+    const universe =
+      this.kind === 'semantic'
+        ? keyword.universe
+        : allowed
+          ? Uint32Array.from(maskDocids(allowed))
+          : Uint32Array.from(this.h.ext.values()).sort();
     const semHit = (docid: number, similarity: number | null): RankedLike => ({
       docid,
       score: similarity ?? 0,

@@ -89,28 +89,30 @@ export interface SemanticQuery {
  * without embeddings (similarity null), in docid order.
  */
 export function semanticSearch(h: IndexHandle, e: ResolvedEmbedder, q: SemanticQuery): SemanticResult {
-  const all = q.allowed ? [...q.allowed] : [...h.ext.values()];
-  const universe = all.filter((d) => d !== q.exclude).sort((a, b) => a - b);
+  const allowedHas = (d: number) => d !== q.exclude && (!q.allowed || q.allowed.has(d));
+  const excluded = q.exclude !== undefined && (q.allowed ? q.allowed.has(q.exclude) : h.ext.size > 0) ? 1 : 0;
+  const total = (q.allowed ? q.allowed.size : h.ext.size) - excluded;
   const state = e.state;
   const threshold = q.threshold ?? null;
   // With a threshold, every candidate is scored so that totals count only those above it.
-  const k = threshold !== null ? universe.length : Math.min(q.limit, universe.length);
-  const allowedFn = q.allowed || q.exclude !== undefined ? (d: number) => d !== q.exclude && (!q.allowed || q.allowed.has(d)) : null;
-  const found = state ? state.search(q.vector, k, allowedFn, q.allowed ? universe : undefined) : [];
+  const k = threshold !== null ? total : Math.min(q.limit, total);
+  const filtered = q.allowed || q.exclude !== undefined ? allowedHas : null;
+  const found = state ? state.search(q.vector, k, filtered, q.allowed ? [...q.allowed].filter(allowedHas) : undefined) : [];
   const hits: SemanticHit[] = found.map((f) => ({ docid: f.docid, similarity: shiftScore(similarityOf(f.dot), e.runtime.distribution) }));
-  let candidates = universe.length;
   if (threshold !== null) {
     const kept = hits.filter((x) => x.similarity! >= threshold);
     return { hits: kept.slice(0, q.limit), candidates: kept.length };
   }
   if (hits.length < q.limit) {
+    // Fewer documents with embeddings than asked for: the others follow, in docid order.
     const seen = new Set(hits.map((x) => x.docid));
-    for (const d of universe) {
+    const rest = [...(q.allowed ?? h.ext.values())].filter((d) => allowedHas(d) && !seen.has(d) && !state?.docs.get(d)?.slots.length).sort((a, b) => a - b);
+    for (const d of rest) {
       if (hits.length >= q.limit) break;
-      if (!seen.has(d) && !state?.docs.get(d)?.slots.length) hits.push({ docid: d, similarity: null });
+      hits.push({ docid: d, similarity: null });
     }
   }
-  return { hits, candidates };
+  return { hits, candidates: total };
 }
 
 /** `_rankingScoreDetails` of a semantic hit. */
