@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SortedWords } from '../../src/engine/index/word-table.js';
 import { parseQuery } from '../../src/engine/search/query-parser.js';
 import { typoDerivations } from '../../src/engine/search/typo-search.js';
-import { getDefaultTokenizer } from '../../src/engine/tokenizer/index.js';
+import { getDefaultTokenizer, TypoMatcher } from '../../src/engine/tokenizer/index.js';
 import { buildIndex, search } from './search-helpers.js';
 
 function dict(words: string[]): SortedWords {
@@ -39,6 +39,32 @@ describe('typo derivations', () => {
     const many = Array.from({ length: 300 }, (_, i) => `ab${String.fromCharCode(97 + (i % 26))}${i}`).concat(['abc']);
     const r = typoDerivations(dict(many), 'abc', 1, true, () => true);
     expect(r.one.length).toBeLessThanOrEqual(150);
+  });
+
+  it('agrees with a word-by-word matcher on random dictionaries, in both modes', () => {
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const word = () => Array.from({ length: 2 + Math.floor(rand() * 8) }, () => 'abcde'[Math.floor(rand() * 5)]).join('');
+    const words = [...new Set(Array.from({ length: 3000 }, word))];
+    const d = dict(words);
+    for (let n = 0; n < 60; n++) {
+      const q = word();
+      for (const budget of [1, 2]) {
+        for (const prefix of [false, true]) {
+          const m = new TypoMatcher(q, budget, { prefix });
+          const expect1: string[] = [];
+          const expect2: string[] = [];
+          for (const w of d.words) {
+            const t = m.match(w);
+            if (t === 1) expect1.push(w);
+            if (t === 2) expect2.push(w);
+          }
+          const r = typoDerivations(d, q, budget, prefix, () => true);
+          expect(r.one.map((i) => d.words[i]), `${q} ${budget} ${prefix}`).toEqual(expect1.slice(0, 150));
+          expect(r.two.map((i) => d.words[i]), `${q} ${budget} ${prefix}`).toEqual(expect2.slice(0, 50));
+        }
+      }
+    }
   });
 
   it('skips words that no document uses any more', () => {

@@ -82,6 +82,8 @@ async function assembleFull(p: Parts, yielder: Yielder): Promise<StagedState> {
   await yielder.maybe();
   const sorted = SortedWords.build({ words: all });
   await yielder.maybe();
+  sorted.prepare();
+  await yielder.maybe();
   return finish(p, wordCount, sorted, postings, prefixPostings);
 }
 
@@ -219,5 +221,10 @@ export async function applyChanges(base: IndexState, changes: readonly DocChange
   const postings = await update(base.postings, stage.size, WORD_LISTS(stage.size));
   const prefixPostings = pstage && base.prefixPostings ? await update(base.prefixPostings, pstage.count, pstage) : null;
   const added = stage.added.map((word, i) => ({ id: stage.base + i, word }));
-  return finish(p, stage.size, base.sorted.merge(added), postings, prefixPostings);
+  const sorted = base.sorted.merge(added);
+  if (sorted !== base.sorted) {
+    await yielder.maybe();
+    sorted.prepare();
+  }
+  return finish(p, stage.size, sorted, postings, prefixPostings);
 }

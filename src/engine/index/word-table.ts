@@ -187,6 +187,12 @@ export class SortedWords {
     return levels;
   }
 
+  /** Builds the lookup tables now (off the query path) rather than on first use. */
+  prepare(): this {
+    this.lcpTable();
+    return this;
+  }
+
   /** End (exclusive, at most hi) of the run of words sharing words[i]'s first `len` code units. */
   endOfPrefix(i: number, len: number, hi = this.words.length): number {
     if (len > 255) {

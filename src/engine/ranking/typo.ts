@@ -30,6 +30,7 @@ export const typoRule: RankingRule = {
   usesMatches: true,
   costs(ctx, docs) {
     const one = singleUnit(ctx, docs);
+    if (one && ctx.units[one.unit]!.maxTypo === 0) return new Int32Array(docs.length);
     if (one) {
       const t = ctx.table!;
       const out = new Int32Array(docs.length);

@@ -80,9 +80,14 @@ function positionCost(p: number, q: number, terms: number): number {
 class Pool {
   mask = new Uint32Array(0);
   agg = new Uint32Array(0);
+  /** One bit per document touched, 32 documents per word: collecting and clearing skip empty stretches. */
+  blocks = new Uint32Array(0);
 
   ensure(maxDoc: number, units: number): void {
-    if (this.mask.length < maxDoc) this.mask = new Uint32Array(Math.ceil(maxDoc * 1.25) + 64);
+    if (this.mask.length < maxDoc) {
+      this.mask = new Uint32Array(Math.ceil(maxDoc * 1.25) + 64);
+      this.blocks = new Uint32Array((this.mask.length >>> 5) + 1);
+    }
     const slots = this.mask.length * units;
     if (this.agg.length < slots) this.agg = new Uint32Array(slots);
   }
@@ -121,9 +126,7 @@ export class MatchTable {
   /** Matched documents, ascending. */
   docs: Uint32Array = new Uint32Array(0);
   readonly words: WordUnitMap;
-  private touched: number[] = [];
-  /** Many postings: skip tracking touched documents, scan and clear the whole mask instead. */
-  private readonly dense: boolean;
+  private readonly blocks: Uint32Array;
   private released = false;
   private full = false;
   /** Units whose posting lists were read for aggregates (all their documents are filled). */
@@ -146,6 +149,7 @@ export class MatchTable {
     pool.ensure(state.records.length + 1, this.U);
     this.mask = pool.mask;
     this.agg = pool.agg;
+    this.blocks = pool.blocks;
     try {
       this.words = new WordUnitMap(state, units);
     } catch (e) {
@@ -154,9 +158,6 @@ export class MatchTable {
     }
     this.everyField = opts.weights.every((w, f) => w >= 0 || state.rules.weight(f) < 0) && state.rules.weightTable().every((w) => w >= 0);
     this.anyExactField = opts.exactFields.some((x) => x === 1);
-    let entries = 0;
-    for (const u of units) for (const src of u.sources) entries += src.posting.docs.length;
-    this.dense = entries > state.records.length / 16;
     try {
       if (eager) this.scanAll();
       else for (const u of units) this.maskUnit(u);
@@ -170,7 +171,7 @@ export class MatchTable {
   private maskUnit(u: Unit): void {
     const { mask } = this;
     const { weights, exactFields, excluded } = this.opts;
-    const touched = this.dense ? null : this.touched;
+    const blocks = this.blocks;
     const bit = (1 << u.id) >>> 0;
     const nw = weights.length;
     for (const src of u.sources) {
@@ -185,7 +186,7 @@ export class MatchTable {
           if (d === last) continue;
           last = d;
           const m = mask[d]!;
-          if (m === 0 && touched !== null) touched.push(d);
+          if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
           mask[d] = (m | bit) >>> 0;
         }
         continue;
@@ -199,7 +200,7 @@ export class MatchTable {
         if (typoSource && exactFields[f] === 1) continue;
         last = d;
         const m = mask[d]!;
-        if (m === 0 && touched !== null) touched.push(d);
+        if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
         mask[d] = (m | bit) >>> 0;
       }
     }
@@ -215,7 +216,7 @@ export class MatchTable {
   private scanUnit(u: Unit): void {
     const { mask, agg, U } = this;
     const { weights, exactFields, excluded } = this.opts;
-    const touched = this.dense ? null : this.touched;
+    const blocks = this.blocks;
     const bit = (1 << u.id) >>> 0;
     const terms = u.end - u.start + 1;
     const q = u.qpos;
@@ -240,7 +241,7 @@ export class MatchTable {
         const p = fp & 0xffff;
         const slot = d * U + u.id;
         const m = mask[d]!;
-        if (m === 0 && touched !== null) touched.push(d);
+        if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
         mask[d] = (m | bit) >>> 0;
         const pc = simple ? COST_AT_0[p]! : positionCost(p, q, terms);
         const fc = w * terms;
@@ -313,19 +314,24 @@ export class MatchTable {
   }
 
   private collect(): void {
-    const t = this.touched;
-    const maxDoc = this.state.records.length;
-    if (this.dense || t.length > maxDoc / 32) {
-      const mask = this.mask;
-      let n = 0;
-      for (let d = 0; d < maxDoc; d++) if (mask[d] !== 0) n++;
-      const out = new Uint32Array(n);
-      n = 0;
-      for (let d = 0; d < maxDoc; d++) if (mask[d] !== 0) out[n++] = d;
-      this.docs = out;
-    } else {
-      this.docs = Uint32Array.from(t).sort();
+    const blocks = this.blocks;
+    const nb = (this.state.records.length >>> 5) + 1;
+    let n = 0;
+    for (let i = 0; i < nb; i++) {
+      const b = blocks[i]!;
+      if (b !== 0) n += popcount(b);
     }
+    const out = new Uint32Array(n);
+    n = 0;
+    for (let i = 0; i < nb; i++) {
+      let b = blocks[i]!;
+      while (b !== 0) {
+        const low = b & -b;
+        out[n++] = (i << 5) + 31 - Math.clz32(low);
+        b = (b ^ low) >>> 0;
+      }
+    }
+    this.docs = out;
   }
 
   slot(d: number, u: number): number {
@@ -357,21 +363,28 @@ export class MatchTable {
     if (this.released) return;
     this.released = true;
     this.words.release();
-    const { mask, agg, U } = this;
-    const t = this.touched;
-    if (this.dense || t.length > this.state.records.length / 8) {
-      mask.fill(0, 0, this.state.records.length + 1);
-      agg.fill(0, 0, (this.state.records.length + 1) * U);
-    } else {
-      for (let i = 0; i < t.length; i++) {
-        const d = t[i]!;
+    const { mask, agg, U, blocks } = this;
+    const nb = (this.state.records.length >>> 5) + 1;
+    for (let i = 0; i < nb; i++) {
+      let b = blocks[i]!;
+      if (b === 0) continue;
+      while (b !== 0) {
+        const low = b & -b;
+        const d = (i << 5) + 31 - Math.clz32(low);
         mask[d] = 0;
-        const base = d * U;
-        for (let k = 0; k < U; k++) agg[base + k] = 0;
+        for (let k = d * U, e = k + U; k < e; k++) agg[k] = 0;
+        b = (b ^ low) >>> 0;
       }
+      blocks[i] = 0;
     }
     inUse = false;
   }
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
 export const NO_TYPO = 255;

@@ -83,10 +83,13 @@ function walk(
       const cur = rows.get(depth);
       const up2 = depth >= 2 ? rows.rows[depth - 2]! : null;
       const pc = depth >= 2 ? w.charCodeAt(depth - 2) : -1;
-      let v0 = depth < INF ? depth : INF;
-      cur[0] = v0;
+      // Only cells within k of the diagonal can stay within budget (Ukkonen's band).
+      const jlo = depth - k > 1 ? depth - k : 1;
+      const jhi = depth + k < m ? depth + k : m;
+      let v0 = jlo === 1 ? (depth < INF ? depth : INF) : INF;
+      if (jlo - 1 <= m) cur[jlo - 1] = v0;
       let min = v0;
-      for (let j = 1; j <= m; j++) {
+      for (let j = jlo; j <= jhi; j++) {
         const qc = q.charCodeAt(j - 1);
         let v = up[j - 1]! + (qc === c ? 0 : 1);
         const del = up[j]! + 1;
@@ -102,8 +105,9 @@ function walk(
         v0 = v;
         if (v < min) min = v;
       }
+      if (jhi < m) cur[jhi + 1] = INF;
       valid = depth;
-      const last = cur[m]!;
+      const last = m >= jlo && m <= jhi ? cur[m]! : INF;
       if (prefix) {
         const b = Math.min(rows.best[depth - 1]!, last);
         rows.best[depth] = b;
@@ -131,7 +135,8 @@ function walk(
       i = skipTo;
       continue;
     }
-    const d = prefix ? rows.best[w.length]! : rows.get(w.length)[m]!;
+    const end = w.length;
+    const d = prefix ? rows.best[end]! : Math.abs(end - m) <= k ? rows.get(end)[m]! : INF;
     if (d >= 1 && d <= k && !emit(i, d)) return;
     i++;
   }
