@@ -5,6 +5,7 @@ import { distinctKeys } from '../../engine/index/field-values.js';
 import { searchStateOf } from '../../engine/index/trine-search-index.js';
 import { computeFacets, type FacetOutput } from '../../engine/search/facet-hook.js';
 import { mergeFederated, type FederatedQueryHits } from '../../engine/search/federation.js';
+import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
 import { DEFAULT_LIMIT, performSearch, runSearch, type SearchQuery } from '../../engine/search/perform.js';
 import { checkFacets } from '../../engine/search/validate.js';
 import { uuidv7 } from '../../util/uuid.js';
@@ -218,6 +219,11 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
     response: '{ results } or, with `federation`, one merged list of hits',
     handler: async (req) => {
       const body = multiSearchBody.validate(jsonBody(req, limit), 'json');
+      // Each query is held to the key's indexes and to the tenant token's rule for its index.
+      body.queries.forEach((item, i) => {
+        assertQueryIndexAuthorized(req, item.indexUid, i);
+        item.filter = withSearchRules(req, item.indexUid, item.filter ?? null) as typeof item.filter;
+      });
       const metadata = includeMetadata(req);
       if (body.federation) return federated(ctx, body.queries, body.federation, metadata);
       const results: unknown[] = [];

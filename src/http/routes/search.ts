@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
+import { withSearchRules } from '../../auth/request-auth.js';
 import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/perform.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
@@ -16,6 +17,9 @@ export function includeMetadata(req: FastifyRequest): boolean {
 }
 
 async function search(ctx: AppContext, uid: string, q: SearchQuery, req: FastifyRequest): Promise<unknown> {
+  // A tenant token's rule for this index is AND-ed with the query's own filter.
+  q.filter = withSearchRules(req, uid, q.filter ?? null);
+  const done = ctx.metrics.searchTimer(uid);
   try {
     return await performSearch(ctx.engine, uid, q, {
       includeMetadata: includeMetadata(req),
@@ -24,8 +28,9 @@ async function search(ctx: AppContext, uid: string, q: SearchQuery, req: Fastify
     });
   } catch (e) {
     if (e instanceof ApiError && isIndexScoped(e)) throw e.prefixed(`Index \`${uid}\`: `);
-    if (e instanceof ApiError && e.code === 'index_not_found') throw e;
     throw e;
+  } finally {
+    done();
   }
 }
 
