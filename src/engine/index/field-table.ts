@@ -35,7 +35,11 @@ export function forEachLeaf(doc: Record<string, unknown>, emit: (path: string, v
         return;
     }
   };
-  for (const [k, v] of Object.entries(doc)) walk(v, k);
+  for (const [k, v] of Object.entries(doc)) {
+    // Embeddings are numbers by the hundred and never searchable: keep them out of the words.
+    if (k === '_vectors') continue;
+    walk(v, k);
+  }
 }
 
 /** `*` at the start or the end of a pattern is a wildcard; a bare `*` matches everything. */
