@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestNode, type TestNode } from '../helpers/node.js';
-import nested from '../../../shared/datasets/reference-docs/nested.json' with { type: 'json' };
+import { dataset } from '../fixtures/index.js';
+
+const nested = dataset<Record<string, any>>('nested');
 
 let t: TestNode;
 

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestNode, type TestNode } from '../helpers/node.js';
-import movies from '../../../shared/datasets/reference-docs/movies.json' with { type: 'json' };
+import { dataset } from '../fixtures/index.js';
+
+const movies = dataset<Record<string, any>>('movies');
 
 let t: TestNode;
 
