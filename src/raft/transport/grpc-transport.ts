@@ -1,4 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
+import type { Http2Session } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import {
   RaftServiceClient,
@@ -17,6 +18,20 @@ export const SECRET_HEADER = 'x-trine-cluster-secret';
 const MAX_MESSAGE = 512 * 1024 * 1024;
 /** Size of the pieces a snapshot is streamed in. */
 export const SNAPSHOT_CHUNK = 1024 * 1024;
+
+/**
+ * HTTP/2 receive window of the server (per stream; twice that per connection). At HTTP/2's
+ * default 64 KiB, a 3 MB append (a batch of documents) needs dozens of window updates, each
+ * waiting for a turn of this node's event loop, which indexing keeps busy: appends then took
+ * seconds to arrive and writes waited for them. grpc-js has no server option for it, hence
+ * the two internals below (checked before use).
+ */
+const RECEIVE_WINDOW = 16 * 1024 * 1024;
+
+interface ServerInternals {
+  commonServerOptions?: { settings?: Record<string, unknown> };
+  http2Servers?: Map<{ on(event: 'session', fn: (s: Http2Session) => void): void }, unknown>;
+}
 
 export interface TlsOptions {
   cert: Buffer;
@@ -110,8 +125,24 @@ export class GrpcTransport implements RaftTransport {
   }
 
   async listen(addr: string): Promise<number> {
+    const internals = this.server as unknown as ServerInternals;
+    if (internals.commonServerOptions) {
+      internals.commonServerOptions.settings = { ...internals.commonServerOptions.settings, initialWindowSize: RECEIVE_WINDOW };
+    }
     return new Promise((resolve, reject) => {
-      this.server.bindAsync(addr, this.serverCredentials(), (err, port) => (err ? reject(err) : resolve(port)));
+      this.server.bindAsync(addr, this.serverCredentials(), (err, port) => {
+        if (err) return reject(err);
+        for (const h of internals.http2Servers?.keys() ?? []) {
+          h.on('session', (session: Http2Session) => {
+            try {
+              session.setLocalWindowSize(RECEIVE_WINDOW * 2);
+            } catch {
+              // the session closed before its settings were exchanged
+            }
+          });
+        }
+        resolve(port);
+      });
     });
   }
 
