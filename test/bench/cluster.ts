@@ -11,6 +11,7 @@
 
 import { spawn, execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { TestCluster } from '../helpers/cluster.js';
 import { freePort, spawnNode, tempDir, type NodeProcess } from '../helpers/node.js';
@@ -132,20 +133,49 @@ async function benchFailover(): Promise<void> {
   console.log(`  time to first accepted write: p50 ${ms(pct(toWrite, 50))}, p99 ${ms(pct(toWrite, 99))}, max ${ms(Math.max(...toWrite))}`);
 }
 
+let smallSeq = 0;
+
+/**
+ * Latencies of one-document writes to `url` (after 20 to warm up): `count` back to back (each
+ * write then competes with the indexing of the previous ones on every node), or one every
+ * `gapMs` (the latency of a write reaching an idle cluster).
+ */
+async function smallWrites(url: string, count: number, gapMs = 0): Promise<number[]> {
+  const lat: number[] = [];
+  for (let k = 0; k < count + 20; k++) {
+    const id = smallSeq++;
+    const t0 = performance.now();
+    const r = await post(url, '/indexes/small/documents', [{ id, text: `small write ${id}` }]);
+    if (r.status !== 202) throw new Error(`write answered ${r.status}`);
+    await r.arrayBuffer();
+    if (k >= 20) lat.push(performance.now() - t0);
+    if (gapMs > 0) await sleep(gapMs);
+  }
+  return lat;
+}
+
+function latLine(what: string, lat: number[]): string {
+  return `${what.padEnd(44)} p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}`;
+}
+
 async function benchFollowerWrites(): Promise<void> {
+  // The same writes to a single node first: the baseline on this machine, under its current load.
+  const dir = tempDir('trine-bench-writes-');
+  const single = await spawnNode([], dir);
+  try {
+    console.log(latLine('small writes, single node, back to back:', await smallWrites(single.url, 200)));
+    console.log(latLine('small writes, single node, one per 100 ms:', await smallWrites(single.url, 100, 100)));
+  } finally {
+    await single.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
   const c = await TestCluster.start();
   try {
     const lead = await c.waitForLeader();
     const follower = [0, 1, 2].find((i) => i !== lead)!;
-    const lat: number[] = [];
-    for (let k = 0; k < 220; k++) {
-      const t0 = performance.now();
-      const r = await post(c.url(follower), '/indexes/small/documents', [{ id: k, text: `small write ${k}` }]);
-      if (r.status !== 202) throw new Error(`write answered ${r.status}`);
-      await r.arrayBuffer();
-      if (k >= 20) lat.push(performance.now() - t0);
-    }
-    console.log(`small writes through a follower (${lat.length}): p50 ${ms(pct(lat, 50))}, p99 ${ms(pct(lat, 99))}`);
+    console.log(latLine('small writes to the leader, back to back:', await smallWrites(c.url(lead), 200)));
+    console.log(latLine('small writes via a follower, back to back:', await smallWrites(c.url(follower), 200)));
+    console.log(latLine('small writes via a follower, one per 100 ms:', await smallWrites(c.url(follower), 100, 100)));
   } finally {
     await c.stop();
   }
@@ -238,6 +268,9 @@ async function benchReads(docs: SynsetDoc[]): Promise<void> {
         };
     const what = search ? 'searches' : 'document reads (GET /indexes/{uid}/documents/{id}; no search route yet)';
     const one = await throughput(single.url, read, 16, READ_SECONDS);
+    // The load balancer's own cost, with the single node as its only server.
+    const lb1 = await startHaproxy([Number(new URL(single.url).port)]);
+    const oneLb = await throughput(lb1.url, read, 16, READ_SECONDS).finally(() => lb1.stop());
     await single.kill('SIGKILL');
     single = null;
 
@@ -249,6 +282,7 @@ async function benchReads(docs: SynsetDoc[]): Promise<void> {
     const three = await throughput(lb.url, read, 16, READ_SECONDS);
     console.log(`${what}, 16 clients, ${sample.length} docs:`);
     console.log(`  one node:              ${one.toFixed(0)}/s`);
+    console.log(`  one node + HAProxy:    ${oneLb.toFixed(0)}/s`);
     console.log(`  three nodes + HAProxy: ${three.toFixed(0)}/s (${(three / one).toFixed(2)}x)`);
   } finally {
     lb?.stop();
@@ -259,6 +293,7 @@ async function benchReads(docs: SynsetDoc[]): Promise<void> {
 }
 
 export async function runClusterBench(): Promise<void> {
+  console.log(`machine: ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at start`);
   const all = loadSynsets();
   const docs = Number.isFinite(DOCS) ? all.slice(0, DOCS) : all;
   await benchImport(docs);
