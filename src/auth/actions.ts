@@ -187,16 +187,8 @@ export function invalidIndexPatternMessage(p: string): string {
   return `\`${p}\` is not a valid index uid pattern. Index uid patterns can be an integer or a string containing only alphanumeric characters, hyphens (-), underscores (_), and optionally end with a star (*).`;
 }
 
-export function patternMatches(pattern: string, index: string): boolean {
-  if (pattern.endsWith('*')) return index.startsWith(pattern.slice(0, -1));
-  return pattern === index;
-}
-
-/** Whether any of `patterns` lets `index` through. */
-export function anyPatternMatches(patterns: Iterable<string>, index: string): boolean {
-  for (const p of patterns) if (patternMatches(p, index)) return true;
-  return false;
-}
+export { patternMatches, anyPatternMatches } from '../engine/index-uid.js';
+import { patternMatches } from '../engine/index-uid.js';
 
 /**
  * The most specific of `patterns` matching `index`: an exact uid beats a prefix, a longer

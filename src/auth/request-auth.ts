@@ -18,9 +18,11 @@ export interface Grant {
   keyIndexes: string[] | null;
   /** The tenant token's search rules; null when the request did not use one. */
   rules: SearchRules | null;
+  /** Whether a write may create its index when it is missing (the `indexes.create` action). */
+  mayCreateIndexes: boolean;
 }
 
-const OPEN: Grant = { keyIndexes: null, rules: null };
+const OPEN: Grant = { keyIndexes: null, rules: null, mayCreateIndexes: true };
 const grants = new WeakMap<FastifyRequest, Grant>();
 
 /**
@@ -92,7 +94,11 @@ export async function authenticate(keys: KeyStore, token: string, action: string
   }
   if (!keys.granted(key.uid).has(action)) throw invalidKey();
   if (key.expiresAt !== null && now >= key.expiresAt) throw invalidKey();
-  return { keyIndexes: key.indexes.includes('*') ? null : key.indexes, rules };
+  return {
+    keyIndexes: key.indexes.includes('*') ? null : key.indexes,
+    rules,
+    mayCreateIndexes: keys.granted(key.uid).has('indexes.create'),
+  };
 }
 
 /** The Fastify `onRequest` hook guarding every route; `/` and `/health` and CORS preflights stay open. */

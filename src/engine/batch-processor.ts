@@ -146,13 +146,20 @@ function deleteDocids(st: DocState, docids: number[], idsOf: Map<number, string>
   return docids.length;
 }
 
+/** A write whose requester lacks `indexes.create` must not create its index. */
+function mayNotCreate(t: BatchTask): boolean {
+  const p = t.params;
+  return (p.op === 'documents' || p.op === 'settings') && p.createIndex === false;
+}
+
 /** Processes the document tasks of one batch on one index. */
 async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: number): Promise<ProcessedBatch> {
   const uid = tasks[0]!.indexUid!;
   const outcomes = new Map<number, TaskOutcome>();
   const existing = engine.indexes.get(uid) ?? null;
   const creates = existing === null;
-  if (creates && tasks.every((t) => t.params.op !== 'documents')) {
+  // The autobatcher keeps tasks whose requester may not create indexes in batches of their own.
+  if (creates && (tasks.every((t) => t.params.op !== 'documents') || mayNotCreate(tasks[0]!))) {
     for (const t of tasks) outcomes.set(t.uid, failed(deletionDetails(t, 0), indexNotFound(uid)));
     return { outcomes, write() {}, publish() {} };
   }
@@ -330,8 +337,12 @@ const u64 = (n: number) => encodeUint(n, 8);
 async function processSettingsTasks(engine: Engine, tasks: BatchTask[], at: number): Promise<ProcessedBatch> {
   const uid = tasks[0]!.indexUid!;
   const existing = engine.indexes.get(uid) ?? null;
-  const meta: IndexMeta = existing ? { ...existing.meta } : engine.newIndexMeta(uid, null, at);
   const outcomes = new Map<number, TaskOutcome>();
+  if (!existing && mayNotCreate(tasks[0]!)) {
+    for (const t of tasks) outcomes.set(t.uid, failed(t.details, indexNotFound(uid)));
+    return { outcomes, write() {}, publish() {} };
+  }
+  const meta: IndexMeta = existing ? { ...existing.meta } : engine.newIndexMeta(uid, null, at);
   let settings = meta.settings;
   for (const t of tasks) {
     try {

@@ -16,3 +16,15 @@ export function assertIndexUid(uid: string, path = ''): void {
     throw new ApiError('invalid_index_uid', at + invalidIndexUidMessage(uid));
   }
 }
+
+/** An index uid pattern (`movies`, `movies*`, `*`) as API keys and task scopes use them. */
+export function patternMatches(pattern: string, index: string): boolean {
+  if (pattern.endsWith('*')) return index.startsWith(pattern.slice(0, -1));
+  return pattern === index;
+}
+
+/** Whether any of `patterns` lets `index` through. */
+export function anyPatternMatches(patterns: Iterable<string>, index: string): boolean {
+  for (const p of patterns) if (patternMatches(p, index)) return true;
+  return false;
+}

@@ -28,6 +28,11 @@ function documentCompatible(first: TaskRecord, next: TaskRecord): boolean {
   return a === null || b === null || a === b;
 }
 
+function createsIndex(t: TaskRecord): boolean {
+  const p = t.params;
+  return !((p.op === 'documents' || p.op === 'settings') && p.createIndex === false);
+}
+
 /**
  * Chooses the next batch among enqueued tasks (in uid order). A pure function: the leader
  * runs it and puts its answer in the log, so every node processes the same batches.
@@ -60,6 +65,9 @@ export function nextBatch(queue: readonly TaskRecord[], limits: BatchLimits = DE
     const compatible = first.type === 'settingsUpdate' ? t.type === 'settingsUpdate' : documentCompatible(first, t);
     if (!compatible) {
       return { taskUids: uids, reason: `batch stopped at a task of type \`${t.type}\` that cannot be batched with \`${first.type}\`` };
+    }
+    if (createsIndex(t) !== createsIndex(first)) {
+      return { taskUids: uids, reason: 'batch stopped at a task whose requester has other rights on index creation' };
     }
     if (t.params.op === 'deleteFilter') {
       // A filter is evaluated on the index as it is published, so it starts a batch of its own.

@@ -2,6 +2,7 @@ import type { KvReader, KvStore, WriteBatch } from '../store/kv.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Command } from './command.js';
 import { matchesTask, parseTaskFilter } from './task-filter.js';
+import { anyPatternMatches } from '../engine/index-uid.js';
 import { PAYLOADS, PENDING, type PendingBatch, TaskQueue } from './task-queue.js';
 import type { TaskRecord } from './task.js';
 
@@ -82,6 +83,8 @@ export class TaskStateMachine {
         const matched: number[] = [];
         for (const t of q.tasks.values()) {
           if (!matchesTask(t, filter)) continue;
+          const scope = spec.params.indexPatterns;
+          if (scope && (t.indexUid === null || !anyPatternMatches(scope, t.indexUid))) continue;
           if (cancel && t.status !== 'enqueued' && t.status !== 'processing') continue;
           matched.push(t.uid);
         }

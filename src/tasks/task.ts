@@ -36,16 +36,18 @@ export const INDEXLESS_TYPES: ReadonlySet<TaskType> = new Set<TaskType>([
 
 /** What the engine needs to carry out a task, beyond its public details. Never shown to clients. */
 export type TaskParams =
-  | { op: 'documents'; method: 'replace' | 'update'; primaryKey: string | null; skipCreation?: boolean }
+  /** `createIndex: false`: the requester may not create indexes, so a missing index fails the task. */
+  | { op: 'documents'; method: 'replace' | 'update'; primaryKey: string | null; skipCreation?: boolean; createIndex?: false }
   | { op: 'deleteIds'; ids: string[] }
   | { op: 'deleteFilter'; filter: unknown }
   | { op: 'clear' }
-  | { op: 'settings'; settings: Record<string, unknown> }
+  | { op: 'settings'; settings: Record<string, unknown>; createIndex?: false }
   | { op: 'createIndex'; primaryKey: string | null }
   | { op: 'updateIndex'; primaryKey: string | null | undefined; newUid: string | null }
   | { op: 'deleteIndex' }
   | { op: 'swap'; swaps: { indexes: [string, string]; rename: boolean }[] }
-  | { op: 'cancel' | 'deleteTasks'; query: string }
+  /** `indexPatterns`: the requesting key's indexes; tasks of other indexes (or of none) are never matched. */
+  | { op: 'cancel' | 'deleteTasks'; query: string; indexPatterns?: string[] }
   | { op: 'dump' }
   | { op: 'snapshot' };
 

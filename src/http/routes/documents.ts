@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
+import { requestGrant } from '../../auth/request-auth.js';
 import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
 import { projectFields } from '../../engine/documents/project.js';
@@ -187,7 +188,13 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
         type: 'documentAdditionOrUpdate',
         indexUid: uid,
         details: { receivedDocuments: docs.length, indexedDocuments: null },
-        params: { op: 'documents', method, primaryKey: q.primaryKey ?? null, ...(q.skipCreation ? { skipCreation: true } : {}) },
+        params: {
+          op: 'documents',
+          method,
+          primaryKey: q.primaryKey ?? null,
+          ...(q.skipCreation ? { skipCreation: true } : {}),
+          ...(requestGrant(req).mayCreateIndexes ? {} : { createIndex: false as const }),
+        },
         payloadBytes: payload.length,
         ...customMetadata(q),
       },

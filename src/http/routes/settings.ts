@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requestGrant } from '../../auth/request-auth.js';
 import { SETTING_FIELDS, settingsSchema, type SettingField } from '../../engine/settings/fields.js';
 import {
   checkSettingsPatch,
@@ -70,7 +71,11 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
       type: 'settingsUpdate',
       indexUid: uid,
       details: settingsDetails(patch),
-      params: { op: 'settings', settings: storedPatch(patch, { replace: opts.replace ?? false }) },
+      params: {
+        op: 'settings',
+        settings: storedPatch(patch, { replace: opts.replace ?? false }),
+        ...(requestGrant(req).mayCreateIndexes ? {} : { createIndex: false as const }),
+      },
       ...customMetadata(q),
     });
     return taskSummary(task);

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { indexVisibility } from '../../auth/request-auth.js';
 import { ApiError } from '../../errors/api-error.js';
+import { requestGrant } from '../../auth/request-auth.js';
 import { batchView } from '../../tasks/batch.js';
 import { FILTER_PARAMS, LIST_PARAMS, matchesTask, parseTaskFilter, type TaskFilter } from '../../tasks/task-filter.js';
 import { taskSummary, taskView, type TaskRecord } from '../../tasks/task.js';
@@ -126,6 +127,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
       );
     }
     const query = originalFilter(req);
+    const keyIndexes = requestGrant(req).keyIndexes;
     const details =
       op === 'cancel'
         ? { matchedTasks: null, canceledTasks: null, originalFilter: query }
@@ -134,7 +136,8 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
       type: op === 'cancel' ? 'taskCancelation' : 'taskDeletion',
       indexUid: null,
       details,
-      params: { op, query },
+      // A key limited to some indexes cancels or deletes only their tasks, as it only sees those.
+      params: { op, query, ...(keyIndexes ? { indexPatterns: keyIndexes } : {}) },
       ...(q['customMetadata'] !== undefined ? { customMetadata: q['customMetadata'] } : {}),
     });
     return taskSummary(task);
