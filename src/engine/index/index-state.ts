@@ -6,7 +6,7 @@ import type { Doc } from '../documents/primary-key.js';
 import type { DocChange } from '../search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { Tokenizer } from '../tokenizer/index.js';
-import { extractRecord, Slab, type DocRecord } from './doc-record.js';
+import { extractRecord, fieldWordCount, Slab, type DocRecord } from './doc-record.js';
 import { FieldNames, FieldRules } from './field-table.js';
 import { valuePredicate } from './field-values.js';
 import { buildPostings, EMPTY_POSTING, mergePosting, PostingDelta, WORD_LISTS, type Posting } from './postings.js';
@@ -34,6 +34,23 @@ export interface IndexState {
   readonly synonyms: Synonyms;
   /** Per-state memo of derived data (sort orders, ...), filled on first use. */
   readonly memo: Map<string, unknown>;
+}
+
+/**
+ * Words of field `fid` in every document (by docid), built once per state: exactness
+ * checks ask it for thousands of documents per query.
+ */
+export function fieldWordCounts(state: IndexState, fid: number): Uint16Array {
+  const key = `fwc:${fid}`;
+  let t = state.memo.get(key) as Uint16Array | undefined;
+  if (!t) {
+    t = new Uint16Array(state.records.length + 1);
+    state.records.forEach((rec, d) => {
+      if (rec) t![d] = fieldWordCount(rec, fid);
+    });
+    state.memo.set(key, t);
+  }
+  return t;
 }
 
 export function tokenizerFor(settings: IndexSettings): Tokenizer {

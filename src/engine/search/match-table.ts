@@ -4,8 +4,7 @@
 // Arrays are indexed by docid and reused between queries (only touched slots are reset),
 // so a query costs time proportional to the postings it reads, not to the index size.
 
-import type { IndexState } from '../index/index-state.js';
-import { fieldWordCount } from '../index/doc-record.js';
+import { fieldWordCounts, type IndexState } from '../index/index-state.js';
 import type { Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 
@@ -221,7 +220,7 @@ export class MatchTable {
     const terms = u.end - u.start + 1;
     const q = u.qpos;
     const positions = u.qposEnd - u.qpos + 1;
-    const records = this.state.records;
+    const state = this.state;
     const nw = weights.length;
     const simple = q === 0 && terms === 1;
     for (const src of u.sources) {
@@ -250,8 +249,7 @@ export class MatchTable {
           flags = EXACT_PRESENT;
           if (p === q) {
             flags |= EXACT_AT_START;
-            const rec = records[d];
-            if (rec && fieldWordCount(rec, f) === positions) flags |= EXACT_WHOLE_FIELD;
+            if (fieldWordCounts(state, f)[d] === positions) flags |= EXACT_WHOLE_FIELD;
           }
         }
         agg[slot] = merge(agg[slot]!, tt, pc, fc, flags);
@@ -286,7 +284,6 @@ export class MatchTable {
   private fillFromRecord(d: number): void {
     const { agg, U, units } = this;
     const { weights, exactFields } = this.opts;
-    const rec = this.state.records[d];
     const base = d * U;
     this.words.forEachMatch(this.state, d, (uid, typo, exact, fp) => {
       const f = fp >>> 16;
@@ -300,7 +297,7 @@ export class MatchTable {
         flags = EXACT_PRESENT;
         if (p === u.qpos) {
           flags |= EXACT_AT_START;
-          if (rec && fieldWordCount(rec, f) === u.qposEnd - u.qpos + 1) flags |= EXACT_WHOLE_FIELD;
+          if (fieldWordCounts(this.state, f)[d] === u.qposEnd - u.qpos + 1) flags |= EXACT_WHOLE_FIELD;
         }
       }
       agg[base + uid] = merge(agg[base + uid]!, typo + 1, positionCost(p, u.qpos, terms), weights[f]! * terms, flags);
