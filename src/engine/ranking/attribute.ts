@@ -51,12 +51,7 @@ export const attributeRule: RankingRule = {
       const t = ctx.table!;
       const u = one.unit;
       const out = new Int32Array(docs.length);
-      for (let i = 0; i < docs.length; i++) {
-        const d = docs[i]!;
-        const f = t.fidAt(d, u);
-        const p = t.posAt(d, u);
-        out[i] = (f === Infinity ? 0 : f) * RADIX + (p === Infinity ? 0 : p);
-      }
+      for (let i = 0; i < docs.length; i++) out[i] = t.attributeCostAt(docs[i]!, u, RADIX);
       return out;
     }
     return mapCosts(docs, (d) => {

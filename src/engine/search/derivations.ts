@@ -5,7 +5,7 @@
 
 import type { IndexState } from '../index/index-state.js';
 import { EMPTY_POSTING, type Posting } from '../index/postings.js';
-import { indexedPrefixes, INDEXED_PREFIX_LENGTHS } from '../index/prefix-table.js';
+import { INDEXED_PREFIX_LENGTHS } from '../index/prefix-table.js';
 import { isNumeric, typoBudget } from '../tokenizer/index.js';
 import { phrasePosting, wordPosting } from './phrase.js';
 import type { QueryTerm } from './query-parser.js';
@@ -19,6 +19,8 @@ export interface Source {
   exact: boolean;
   /** Word id for word sources; -1 for phrases and prefix lists. */
   wordId: number;
+  /** An indexed-prefix list: first positions of every word with the prefix. */
+  prefixList?: boolean;
 }
 
 export interface Unit {
@@ -123,9 +125,9 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
     hl.prefix = word;
     const chars = [...word].length;
     const list = state.prefixes?.id(word);
-    if (opts.singleTerm && state.prefixPostings && list !== undefined && (INDEXED_PREFIX_LENGTHS as readonly number[]).includes(chars) && indexedPrefixes(word).includes(word)) {
+    if (opts.singleTerm && state.prefixPostings && list !== undefined && (INDEXED_PREFIX_LENGTHS as readonly number[]).includes(chars)) {
       const p = state.prefixPostings[list] ?? EMPTY_POSTING;
-      if (p.docs.length > 0) sources.push({ posting: p, typo: 0, exact: false, wordId: -1 });
+      if (p.docs.length > 0) sources.push({ posting: p, typo: 0, exact: false, wordId: -1, prefixList: true });
     } else {
       const [lo, hi] = sorted.prefixRange(word);
       for (let i = lo; i < hi; i++) {

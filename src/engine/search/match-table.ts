@@ -22,6 +22,7 @@ const POS_MASK = 0x7f;
 const EXACT_SHIFT = 10;
 const FID_SHIFT = 13;
 const FID_MAX = (1 << 19) - 1;
+const EXACT_BITS = 7 << EXACT_SHIFT;
 
 /** Positions as the reference stores them for the position rule. */
 export function bucketedPosition(p: number): number {
@@ -223,12 +224,17 @@ export class MatchTable {
     const state = this.state;
     const nw = weights.length;
     const simple = q === 0 && terms === 1;
-    for (const src of u.sources) {
+    // Fewest typos first: a slot then only ever meets equal or more typos, and a prefix
+    // list before the exact word, whose positions it already holds.
+    const sources = [...u.sources].sort((a, b) => a.typo - b.typo || Number(!a.prefixList) - Number(!b.prefixList));
+    const listed = sources.some((s) => s.prefixList);
+    for (const src of sources) {
       const docs = src.posting.docs;
       const fps = src.posting.fps;
       const tt = src.typo + u.baseTypo + 1;
       const typoSource = src.typo > 0;
       const exactSrc = src.exact;
+      const flagsOnly = listed && exactSrc && !src.prefixList;
       for (let i = 0; i < docs.length; i++) {
         const d = docs[i]!;
         if (excluded !== null && excluded[d] === 1) continue;
@@ -239,11 +245,6 @@ export class MatchTable {
         if (typoSource && exactFields[f] === 1) continue;
         const p = fp & 0xffff;
         const slot = d * U + u.id;
-        const m = mask[d]!;
-        if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
-        mask[d] = (m | bit) >>> 0;
-        const pc = simple ? COST_AT_0[p]! : positionCost(p, q, terms);
-        const fc = w * terms;
         let flags = 0;
         if (exactSrc) {
           flags = EXACT_PRESENT;
@@ -252,7 +253,24 @@ export class MatchTable {
             if (fieldWordCounts(state, f)[d] === positions) flags |= EXACT_WHOLE_FIELD;
           }
         }
-        agg[slot] = merge(agg[slot]!, tt, pc, fc, flags);
+        if (flagsOnly) {
+          agg[slot] = (agg[slot]! | (flags << EXACT_SHIFT)) >>> 0;
+          continue;
+        }
+        const m = mask[d]!;
+        if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
+        mask[d] = (m | bit) >>> 0;
+        const cur = agg[slot]!;
+        const ct = cur & TYPO_MASK;
+        if (ct === 0) {
+          const pc = simple ? COST_AT_0[p]! : positionCost(p, q, terms);
+          let fc = w * terms;
+          if (fc > FID_MAX) fc = FID_MAX;
+          agg[slot] = (tt | (pc << POS_SHIFT) | (cur & EXACT_BITS) | (flags << EXACT_SHIFT) | (fc << FID_SHIFT)) >>> 0;
+        } else if (ct === tt) {
+          const pc = simple ? COST_AT_0[p]! : positionCost(p, q, terms);
+          agg[slot] = merge(cur, tt, pc, w * terms, flags);
+        } else if (flags !== 0) agg[slot] = (cur | (flags << EXACT_SHIFT)) >>> 0;
       }
     }
   }
@@ -349,6 +367,13 @@ export class MatchTable {
   posAt(d: number, u: number): number {
     const v = this.agg[d * this.U + u]!;
     return (v & TYPO_MASK) === 0 ? Infinity : (v >>> POS_SHIFT) & POS_MASK;
+  }
+
+  /** Attribute cost then position cost as one number (0 when the unit does not match). */
+  attributeCostAt(d: number, u: number, radix: number): number {
+    const v = this.agg[d * this.U + u]!;
+    if ((v & TYPO_MASK) === 0) return 0;
+    return (v >>> FID_SHIFT) * radix + ((v >>> POS_SHIFT) & POS_MASK);
   }
 
   exactAt(d: number, u: number): number {
