@@ -7,10 +7,11 @@
 //   3. latency of small writes (one document) through a follower, sequential: p50 and p99;
 //   4. read throughput of three nodes behind HAProxy against one node, with concurrent
 //      clients: searches when the server has the search route, document reads otherwise.
-// BENCH_DOCS limits the corpus, BENCH_KILLS the kills, BENCH_READ_SECONDS the read phases.
+// BENCH_DOCS limits the corpus, BENCH_KILLS the kills, BENCH_READ_SECONDS the read phases;
+// BENCH_PHASES picks phases among import,writes,failover,reads (all by default).
 
 import { spawn, execFileSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { TestCluster } from '../helpers/cluster.js';
@@ -49,11 +50,11 @@ async function waitTask(url: string, uid: number): Promise<number> {
 }
 
 /** Posts the corpus in chunks to `url`; resolves with the start time and the last task uid. */
-async function importDocs(url: string, docs: SynsetDoc[]): Promise<{ start: number; last: number }> {
+async function importDocs(url: string, docs: SynsetDoc[], chunk = CHUNK): Promise<{ start: number; last: number }> {
   const start = performance.now();
   let last = -1;
-  for (let i = 0; i < docs.length; i += CHUNK) {
-    const r = await post(url, `/indexes/${INDEX}/documents`, docs.slice(i, i + CHUNK));
+  for (let i = 0; i < docs.length; i += chunk) {
+    const r = await post(url, `/indexes/${INDEX}/documents`, docs.slice(i, i + chunk));
     if (r.status !== 202) throw new Error(`import answered ${r.status}: ${await r.text()}`);
     last = ((await r.json()) as { taskUid: number }).taskUid;
   }
@@ -181,35 +182,19 @@ async function benchFollowerWrites(): Promise<void> {
   }
 }
 
-/** HAProxy in front of `ports`, configured like cluster/haproxy.cfg; returns its URL and a stop. */
+/** HAProxy in front of `ports` with cluster/haproxy.cfg (its address and servers replaced). */
 async function startHaproxy(ports: number[]): Promise<{ url: string; stop(): void }> {
-  execFileSync('bash', [join(import.meta.dirname, '../../../cluster/ensure-haproxy.sh')], { stdio: 'inherit' });
+  const clusterDir = join(import.meta.dirname, '../../../cluster');
+  execFileSync('bash', [join(clusterDir, 'ensure-haproxy.sh')], { stdio: 'inherit' });
   const port = await freePort();
   const dir = tempDir('trine-bench-lb-');
   const cfg = join(dir, 'haproxy.cfg');
-  writeFileSync(
-    cfg,
-    [
-      'global',
-      '    maxconn 4096',
-      'defaults',
-      '    mode http',
-      '    option http-keep-alive',
-      '    timeout connect 2s',
-      '    timeout client 60s',
-      '    timeout server 60s',
-      'frontend trine',
-      `    bind 127.0.0.1:${port}`,
-      '    default_backend nodes',
-      'backend nodes',
-      '    balance roundrobin',
-      '    option httpchk',
-      '    http-check send meth GET uri /health',
-      '    default-server inter 500ms fall 2 rise 1',
-      ...ports.map((p, i) => `    server n${i + 1} 127.0.0.1:${p} check`),
-      '',
-    ].join('\n'),
-  );
+  const text = readFileSync(join(clusterDir, 'haproxy.cfg'), 'utf8')
+    .replace(/^listen stats[\s\S]*$/m, '')
+    .replace('bind 127.0.0.1:7700', `bind 127.0.0.1:${port}`)
+    .replace(/^\s*server .*\n/gm, '')
+    .replace(/^(\s*default-server .*\n)/m, (line) => line + ports.map((p, i) => `    server n${i + 1} 127.0.0.1:${p} check\n`).join(''));
+  writeFileSync(cfg, text);
   const proc = spawn('haproxy', ['-f', cfg, '-db'], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
@@ -225,20 +210,33 @@ async function startHaproxy(ports: number[]): Promise<{ url: string; stop(): voi
   };
 }
 
-type Reader = (url: string, i: number) => Promise<void>;
+/** Resolves with whether the read succeeded (200). */
+type Reader = (url: string, i: number) => Promise<boolean>;
 
-/** Requests per second of `clients` concurrent loops over `seconds`. */
+/**
+ * Successful requests per second of `clients` concurrent loops over `seconds`, after as long a
+ * pause (background work after an import settles) and 2 s of warm-up; throws on failures.
+ */
 async function throughput(url: string, read: Reader, clients: number, seconds: number): Promise<number> {
+  await sleep(seconds * 1000);
+  const warm = performance.now() + 2000;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, w) => {
+      for (let i = w; performance.now() < warm; i += clients) await read(url, i);
+    }),
+  );
   const end = performance.now() + seconds * 1000;
   let n = 0;
+  let failed = 0;
   await Promise.all(
     Array.from({ length: clients }, async (_, w) => {
       for (let i = w; performance.now() < end; i += clients) {
-        await read(url, i);
-        n++;
+        if (await read(url, i)) n++;
+        else failed++;
       }
     }),
   );
+  if (failed > 0) throw new Error(`${failed} of ${n + failed} reads failed against ${url}`);
   return n / seconds;
 }
 
@@ -253,18 +251,22 @@ async function benchReads(docs: SynsetDoc[]): Promise<void> {
   let lb: { url: string; stop(): void } | null = null;
   try {
     single = await spawnNode([], dir);
-    const t = await importDocs(single.url, sample);
+    // One request, hence one batch on every node: the same index structure everywhere.
+    const t = await importDocs(single.url, sample, sample.length);
     await waitTask(single.url, t.last);
+    // Unknown routes answer an empty 404; a search route answers something else.
     const probe = await post(single.url, `/indexes/${INDEX}/search`, { q: words[0] });
-    const search = probe.status === 200;
+    const search = !(probe.status === 404 && (await probe.text()) === '');
     const read: Reader = search
       ? async (url, i) => {
           const r = await post(url, `/indexes/${INDEX}/search`, { q: words[i % words.length], limit: 10 });
           await r.arrayBuffer();
+          return r.status === 200;
         }
       : async (url, i) => {
           const r = await fetch(`${url}/indexes/${INDEX}/documents/${ids[i % ids.length]}`);
           await r.arrayBuffer();
+          return r.status === 200;
         };
     const what = search ? 'searches' : 'document reads (GET /indexes/{uid}/documents/{id}; no search route yet)';
     const one = await throughput(single.url, read, 16, READ_SECONDS);
@@ -276,7 +278,7 @@ async function benchReads(docs: SynsetDoc[]): Promise<void> {
 
     c = await TestCluster.start();
     const lead = await c.waitForLeader();
-    const ct = await importDocs(c.url(lead), sample);
+    const ct = await importDocs(c.url(lead), sample, sample.length);
     for (const i of [0, 1, 2]) await waitTask(c.url(i), ct.last);
     lb = await startHaproxy([0, 1, 2].map((i) => Number(new URL(c!.url(i)).port)));
     const three = await throughput(lb.url, read, 16, READ_SECONDS);
@@ -296,8 +298,9 @@ export async function runClusterBench(): Promise<void> {
   console.log(`machine: ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at start`);
   const all = loadSynsets();
   const docs = Number.isFinite(DOCS) ? all.slice(0, DOCS) : all;
-  await benchImport(docs);
-  await benchFollowerWrites();
-  await benchFailover();
-  await benchReads(docs);
+  const phases = new Set((process.env['BENCH_PHASES'] ?? 'import,writes,failover,reads').split(','));
+  if (phases.has('import')) await benchImport(docs);
+  if (phases.has('writes')) await benchFollowerWrites();
+  if (phases.has('failover')) await benchFailover();
+  if (phases.has('reads')) await benchReads(docs);
 }

@@ -52,18 +52,37 @@ function parseWaitHeaders(req: FastifyRequest): { uid: number; timeoutMs: number
   return { uid: Number(raw), timeoutMs };
 }
 
+/** Resolves at the end of the executor's next batch, or after `ms`. */
+function nextBatch(ctx: AppContext, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      ctx.executor.off('batch', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    ctx.executor.on('batch', done);
+  });
+}
+
 /**
  * Waits until this node has registered task `uid` (applied the log entry that created it) and
- * processed it (a final status, or deleted since, which only finished tasks can be).
+ * processed it: a final status (or deleted since, which only finished tasks can be), and its
+ * batch no longer in progress. A batch's statuses change before its writes are published, so
+ * a final status alone does not yet mean that a read sees the task's effect.
  */
 async function waitProcessed(ctx: AppContext, uid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   const registered = await ctx.replicator.waitUntil(() => ctx.queue.nextTaskUid > uid, timeoutMs);
   if (!registered) return false;
-  const t = ctx.queue.get(uid);
-  if (!t || isFinished(t.status)) return true;
-  const after = await ctx.waitForTask(uid, Math.max(0, deadline - Date.now()));
-  return !after || isFinished(after.status);
+  for (;;) {
+    const t = ctx.queue.get(uid);
+    const inProgress = ctx.executor.current?.taskUids.includes(uid) ?? false;
+    if ((!t || isFinished(t.status)) && !inProgress) return true;
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    await nextBatch(ctx, left);
+  }
 }
 
 export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
