@@ -7,6 +7,7 @@
 
 import { bestTiling, type Level } from '../search/levels.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
+import { scratchInts } from '../search/scratch.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 /** Position costs stay below this, so one integer carries both parts. */
@@ -50,7 +51,7 @@ export const attributeRule: RankingRule = {
     if (one) {
       const t = ctx.table!;
       const u = one.unit;
-      const out = new Int32Array(docs.length);
+      const out = scratchInts(docs.length);
       for (let i = 0; i < docs.length; i++) out[i] = t.attributeCostAt(docs[i]!, u, RADIX);
       return out;
     }

@@ -6,6 +6,7 @@ import { fieldWordCount } from '../index/doc-record.js';
 import { bestTiling, type Level } from '../search/levels.js';
 import { EXACT_AT_START, EXACT_PRESENT, EXACT_WHOLE_FIELD, NO_TYPO } from '../search/match-table.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
+import { scratchInts } from '../search/scratch.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 const RADIX = 1024;
@@ -22,6 +23,8 @@ function exactAttribute(ctx: RankingContext, d: number, level: Level): number {
   // One single-term unit per kept term; they must all sit at their query position in one field.
   const terms = level.kept.map((t) => level.units.find((f) => f.unit.start === t && f.unit.end === t)?.unit);
   if (terms.some((u) => !u || !u.exactWords)) return 2;
+  // Cheap rejection first: every term's exact word must sit at its query position somewhere.
+  if (terms.some((u) => (table.exactAt(d, u!.id) & EXACT_AT_START) === 0)) return 2;
   const occ = ctx.occurrences(d);
   const first = terms[0]!;
   const positions = terms.reduce((n, u) => n + (u!.qposEnd - u!.qpos + 1), 0);
@@ -68,7 +71,7 @@ export const exactnessRule: RankingRule = {
       const u = one.unit;
       const level = one.level;
       const words = level.kept.length;
-      const out = new Int32Array(docs.length);
+      const out = scratchInts(docs.length);
       for (let i = 0; i < docs.length; i++) {
         const flags = t.exactAt(docs[i]!, u);
         const attr = !level.contiguousFromStart ? 2 : flags & EXACT_WHOLE_FIELD ? 0 : flags & EXACT_AT_START ? 1 : 2;

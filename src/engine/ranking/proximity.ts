@@ -7,6 +7,7 @@
 import type { Unit } from '../search/derivations.js';
 import { bestChain, type Level } from '../search/levels.js';
 import { localScore, rankFromCost } from './rank.js';
+import { scratchInts } from '../search/scratch.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 const MAX_PAIR_COST = 3;
@@ -86,7 +87,7 @@ export const proximityRule: RankingRule = {
   usesMatches: true,
   costs(ctx, docs) {
     const one = singleUnit(ctx, docs);
-    if (one) return new Int32Array(docs.length).fill(extraWords(ctx.units[one.unit]!));
+    if (one) return scratchInts(docs.length).fill(extraWords(ctx.units[one.unit]!));
     // Thousands of documents sharing a level: pair costs come from the posting lists.
     let bulk: Map<string, Uint8Array | null> | undefined;
     const level = ctx.commonLevel(docs);

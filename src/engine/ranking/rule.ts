@@ -8,6 +8,7 @@ import type { Level } from '../search/levels.js';
 import type { MatchTable } from '../search/match-table.js';
 import type { DocOccurrences } from '../search/occurrences.js';
 import type { Rank } from './rank.js';
+import { scratchInts } from '../search/scratch.js';
 
 export interface RankingContext {
   readonly state: IndexState;
@@ -68,7 +69,7 @@ export function singleUnit(ctx: RankingContext, docs: Uint32Array): { unit: numb
 
 /** Costs of the rule for each document, computed one by one. */
 export function mapCosts(docs: Uint32Array, cost: (d: number) => number): Int32Array {
-  const out = new Int32Array(docs.length);
+  const out = scratchInts(docs.length);
   for (let i = 0; i < docs.length; i++) out[i] = cost(docs[i]!);
   return out;
 }

@@ -4,6 +4,7 @@
 import { bestTiling, type Level } from '../search/levels.js';
 import { NO_TYPO } from '../search/match-table.js';
 import { localScore, rankFromCost } from './rank.js';
+import { scratchInts } from '../search/scratch.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 export function typoCost(ctx: RankingContext, d: number): number {
@@ -30,10 +31,10 @@ export const typoRule: RankingRule = {
   usesMatches: true,
   costs(ctx, docs) {
     const one = singleUnit(ctx, docs);
-    if (one && ctx.units[one.unit]!.maxTypo === 0) return new Int32Array(docs.length);
+    if (one && ctx.units[one.unit]!.maxTypo === 0) return scratchInts(docs.length);
     if (one) {
       const t = ctx.table!;
-      const out = new Int32Array(docs.length);
+      const out = scratchInts(docs.length);
       for (let i = 0; i < docs.length; i++) {
         const v = t.typoAt(docs[i]!, one.unit);
         out[i] = v === NO_TYPO ? 0 : v;

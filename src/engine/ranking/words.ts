@@ -2,6 +2,7 @@
 // (how many terms the matching strategy had to drop) is its cost.
 
 import { localScore, type Rank } from './rank.js';
+import { scratchInts } from '../search/scratch.js';
 import { mapCosts, type RankingContext, type RankingRule } from './rule.js';
 
 export const wordsRule: RankingRule = {
@@ -9,7 +10,7 @@ export const wordsRule: RankingRule = {
   isSort: false,
   usesMatches: false,
   costs(ctx, docs) {
-    if (ctx.levels.length <= 1) return new Int32Array(docs.length);
+    if (ctx.levels.length <= 1) return scratchInts(docs.length);
     return mapCosts(docs, (d) => ctx.levelOf(d).removed);
   },
   ranks(ctx, _d, cost): Rank[] {

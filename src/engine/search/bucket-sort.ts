@@ -5,6 +5,7 @@
 
 import { globalScore, type Rank } from '../ranking/rank.js';
 import type { RankingContext, RankingRule } from '../ranking/rule.js';
+import { scratchUints } from './scratch.js';
 
 export interface BucketSortInput {
   ctx: RankingContext;
@@ -52,7 +53,7 @@ export function groupByCost(docs: Uint32Array, costs: Int32Array): Group[] {
     for (let i = 0; i < n; i++) counts[costs[i]! - min + 1]!++;
     for (let k = 1; k <= range; k++) counts[k]! += counts[k - 1]!;
     const starts = counts.slice(0, range);
-    const out = new Uint32Array(n);
+    const out = scratchUints(n);
     for (let i = 0; i < n; i++) out[starts[costs[i]! - min]!++] = docs[i]!;
     const groups: Group[] = [];
     for (let k = 0; k < range; k++) {

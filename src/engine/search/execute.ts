@@ -18,6 +18,7 @@ import { OccurrenceFinder, type DocOccurrences } from './occurrences.js';
 import { bulkPairCosts, MAX_PAIR_COST } from './pair-proximity.js';
 import { phrasePosting, wordPosting } from './phrase.js';
 import { parseQuery, type QueryTerm } from './query-parser.js';
+import { resetScratch } from './scratch.js';
 
 export const DEFAULT_SEARCH_CUTOFF_MS = 1500;
 const WORDS_LIMIT = 10;
@@ -343,5 +344,6 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
   } finally {
     ctx?.release();
     table?.release();
+    resetScratch();
   }
 }
