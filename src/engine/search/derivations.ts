@@ -9,7 +9,7 @@ import { INDEXED_PREFIX_LENGTHS } from '../index/prefix-table.js';
 import { isNumeric, typoBudget } from '../tokenizer/index.js';
 import { phrasePosting, wordPosting } from './phrase.js';
 import type { QueryTerm } from './query-parser.js';
-import { typoDerivations } from './typo-search.js';
+import { typoDerivations, type TypoDerivations } from './typo-search.js';
 
 export interface Source {
   posting: Posting;
@@ -98,6 +98,25 @@ function bestSplit(state: IndexState, word: string, exclude: string[] | null): [
   return best;
 }
 
+const TYPO_CACHE_SIZE = 20_000;
+
+/**
+ * Typo derivations depend only on the state and the word: they are kept per state, as
+ * query words repeat (and the state, immutable, drops them with itself).
+ */
+function cachedTypos(state: IndexState, word: string, maxTypo: number, prefix: boolean, live: (i: number) => boolean): TypoDerivations {
+  let cache = state.memo.get('typos') as Map<string, TypoDerivations> | undefined;
+  if (!cache) state.memo.set('typos', (cache = new Map()));
+  const key = `${maxTypo}${prefix ? 'p' : 'w'}${word}`;
+  let d = cache.get(key);
+  if (!d) {
+    d = typoDerivations(state.sorted, word, maxTypo, prefix, live);
+    if (cache.size >= TYPO_CACHE_SIZE) cache.clear();
+    cache.set(key, d);
+  }
+  return d;
+}
+
 interface WordUnitSpec {
   word: string;
   maxTypo: number;
@@ -143,7 +162,7 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
       const id = sorted.ids[i]!;
       return id < state.wordCount && livePosting(state, id).docs.length > 0;
     };
-    const derived = typoDerivations(sorted, word, spec.maxTypo, spec.isPrefix, live);
+    const derived = cachedTypos(state, word, spec.maxTypo, spec.isPrefix, live);
     for (const [list, typo] of [[derived.one, 1], [derived.two, 2]] as const) {
       for (const i of list) {
         const id = sorted.ids[i]!;

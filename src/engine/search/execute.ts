@@ -269,7 +269,8 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
       const weights = queryWeights(state, settings, req.attributesToSearchOn);
       const exactFields = new Uint8Array(weights.length);
       for (let f = 0; f < weights.length; f++) if (state.rules.isExact(f)) exactFields[f] = 1;
-      table = new MatchTable(state, units, { weights, exactFields, excluded }, units.length === 1);
+      const anchored = req.matchingStrategy === 'all' || (req.matchingStrategy === 'last' && terms.every((x) => x.kind === 'word'));
+      table = new MatchTable(state, units, { weights, exactFields, excluded, anchored }, units.length === 1);
       const t = table;
       const termUnits = terms.map((_, i) => units.find((u) => u.start === i && u.end === i)!);
       const freq = (i: number): number => {

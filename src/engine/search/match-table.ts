@@ -103,6 +103,11 @@ export interface ScanOptions {
   exactFields: Uint8Array;
   /** Documents that can never match (negated words, filter), or null. */
   excluded: Uint8Array | null;
+  /**
+   * Every candidate holds the first term (strategies `last` without phrases, and `all`):
+   * other units then only mark documents the first term's units marked.
+   */
+  anchored?: boolean;
 }
 
 /** Set in `mask` once a document's aggregates are filled. */
@@ -160,7 +165,10 @@ export class MatchTable {
     this.anyExactField = opts.exactFields.some((x) => x === 1);
     try {
       if (eager) this.scanAll();
-      else for (const u of units) this.maskUnit(u);
+      else if (opts.anchored) {
+        for (const u of units) if (u.start === 0) this.maskUnit(u, false);
+        for (const u of units) if (u.start !== 0) this.maskUnit(u, true);
+      } else for (const u of units) this.maskUnit(u, false);
       this.collect();
     } catch (e) {
       this.release();
@@ -168,7 +176,7 @@ export class MatchTable {
     }
   }
 
-  private maskUnit(u: Unit): void {
+  private maskUnit(u: Unit, onlyMarked: boolean): void {
     const { mask } = this;
     const { weights, exactFields, excluded } = this.opts;
     const blocks = this.blocks;
@@ -186,7 +194,10 @@ export class MatchTable {
           if (d === last) continue;
           last = d;
           const m = mask[d]!;
-          if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
+          if (m === 0) {
+            if (onlyMarked) continue;
+            blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
+          }
           mask[d] = (m | bit) >>> 0;
         }
         continue;
@@ -200,7 +211,10 @@ export class MatchTable {
         if (typoSource && exactFields[f] === 1) continue;
         last = d;
         const m = mask[d]!;
-        if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
+        if (m === 0) {
+          if (onlyMarked) continue;
+          blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
+        }
         mask[d] = (m | bit) >>> 0;
       }
     }
