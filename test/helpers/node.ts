@@ -69,12 +69,21 @@ export interface NodeProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
+// Node processes still running when this test process ends (a failed test that never reached
+// its cleanup, a timeout) are killed with it instead of lingering on the machine.
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const p of live) p.kill('SIGKILL');
+});
+
 /** A node as its own process from the built `dist/` (run `npm run build` first; `npm test` does). */
 export async function spawnNode(flags: string[] = [], dir = tempDir(), port?: number): Promise<NodeProcess> {
   const p = port ?? (await freePort());
   const proc = spawn(process.execPath, [MAIN, '--db-path', dir, '--http-addr', `127.0.0.1:${p}`, '--log-level', 'warn', ...backupDirs(dir), ...flags], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  live.add(proc);
+  proc.once('exit', () => live.delete(proc));
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
