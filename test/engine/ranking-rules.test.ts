@@ -123,6 +123,16 @@ describe('scores', () => {
     expect(cut.hits.map((h) => h.docid)).toEqual([0]);
     expect(cut.candidates).toBe(1);
   });
+  it('stops refining buckets at searchCutoffMs and returns what it has, in docid order', async () => {
+    const docs = [{ id: 1, t: 'mountainz' }, { id: 2, t: 'mountains' }];
+    const s = await buildIndex(docs, { searchCutoffMs: 0 });
+    const r = search(s, 'mountains ');
+    expect(r.degraded).toBe(true);
+    expect(r.hits.map((h) => h.docid)).toEqual([0, 1]);
+    const normal = await buildIndex(docs);
+    expect(search(normal, 'mountains ').hits.map((h) => h.docid)).toEqual([1, 0]);
+  });
+
   it('keeps one document per distinct value', async () => {
     const docs = [{ id: 1, t: 'shoe', brand: 'x' }, { id: 2, t: 'shoe', brand: 'x' }, { id: 3, t: 'shoe', brand: 'y' }];
     const s = await buildIndex(docs, { filterableAttributes: ['brand'] });
