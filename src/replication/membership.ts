@@ -246,7 +246,10 @@ export class Membership {
   selfStatus(): StatusResponse {
     const r = this.r;
     const st = r.driver.status();
-    const learners = st.confState.learners;
+    // Membership as this node's state machine applied it: the core takes a conf change into
+    // account only once the whole Ready is advanced, a moment later.
+    const cs = r.currentConfState();
+    const learners = cs.learners;
     return {
       id: st.id,
       role: r.removed ? 'removed' : st.role === 'follower' && learners.includes(st.id) ? 'learner' : st.role,
@@ -256,7 +259,7 @@ export class Membership {
       appliedIndex: r.appliedIndex,
       lastIndex: st.lastIndex,
       httpAddr: r.httpAddr,
-      voters: st.confState.voters,
+      voters: cs.voters,
       learners,
       peers: Object.entries(st.progress).map(([id, pr]) => ({
         id,
