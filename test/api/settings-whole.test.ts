@@ -167,6 +167,26 @@ describe('whole settings', () => {
     expect((await first.getDocuments({ limit: 1000 })).results).toEqual((await second.getDocuments({ limit: 1000 })).results);
     const stats = async (uid: string) => ({ ...(await t.client.index(uid).getStats()), isIndexing: false });
     expect(await stats('settings-first')).toEqual(await stats('documents-first'));
+
+    // And the same answers: the settings take effect whichever came first.
+    const queries = [
+      { q: 'street' },
+      { q: 'avenue', showRankingScore: true },
+      { q: 'the lorem' },
+      { q: 'cillum', filter: 'age > 30', sort: ['balance:asc'] },
+      { q: '', filter: 'color = green', facets: ['color'] },
+      { q: 'nostrud exercitation', attributesToHighlight: ['about'], showRankingScoreDetails: true },
+    ];
+    let hits = 0;
+    for (const query of queries) {
+      const { q, ...params } = query;
+      const a = await first.search(q, params);
+      const b = await second.search(q, params);
+      hits += a.hits.length;
+      const strip = (r: Record<string, unknown>) => ({ ...r, processingTimeMs: 0, requestUid: '' });
+      expect(strip(a as never)).toEqual(strip(b as never));
+    }
+    expect(hits).toBeGreaterThan(10);
   });
 
   it('payload errors come before any settings check', async () => {
