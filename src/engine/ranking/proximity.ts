@@ -85,6 +85,10 @@ export const proximityRule: RankingRule = {
   name: 'proximity',
   isSort: false,
   usesMatches: true,
+  constant(ctx, docs) {
+    const one = singleUnit(ctx, docs);
+    return one ? extraWords(ctx.units[one.unit]!) : null;
+  },
   costs(ctx, docs) {
     const one = singleUnit(ctx, docs);
     if (one) return scratchInts(docs.length).fill(extraWords(ctx.units[one.unit]!));

@@ -52,6 +52,8 @@ export interface RankingRule {
   /** Reads the per-document match aggregates (so they must be filled first). */
   readonly usesMatches: boolean;
   costs(ctx: RankingContext, docs: Uint32Array): Int32Array;
+  /** The cost every one of these documents has, when the rule cannot tell them apart. */
+  constant?(ctx: RankingContext, docs: Uint32Array): number | null;
   ranks(ctx: RankingContext, d: number, cost: number): Rank[];
   detail(ctx: RankingContext, d: number, cost: number, order: number): DetailEntry;
 }

@@ -29,6 +29,10 @@ export const typoRule: RankingRule = {
   name: 'typo',
   isSort: false,
   usesMatches: true,
+  constant(ctx, docs) {
+    const one = singleUnit(ctx, docs);
+    return one && ctx.units[one.unit]!.maxTypo === 0 ? 0 : null;
+  },
   costs(ctx, docs) {
     const one = singleUnit(ctx, docs);
     if (one && ctx.units[one.unit]!.maxTypo === 0) return scratchInts(docs.length);

@@ -9,6 +9,9 @@ export const wordsRule: RankingRule = {
   name: 'words',
   isSort: false,
   usesMatches: false,
+  constant(ctx) {
+    return ctx.levels.length <= 1 ? 0 : null;
+  },
   costs(ctx, docs) {
     if (ctx.levels.length <= 1) return scratchInts(docs.length);
     return mapCosts(docs, (d) => ctx.levelOf(d).removed);

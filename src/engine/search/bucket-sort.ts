@@ -111,8 +111,13 @@ export function bucketSort(input: BucketSortInput): BucketSortOutput {
       return emit(docs);
     }
     const rule = rules[r]!;
-    if (rule.usesMatches) ctx.prepare(docs);
-    const groups = groupByCost(docs, rule.costs(ctx, docs));
+    const same = rule.constant?.(ctx, docs) ?? null;
+    let groups: Group[];
+    if (same !== null) groups = [{ cost: same, docs }];
+    else {
+      if (rule.usesMatches) ctx.prepare(docs);
+      groups = groupByCost(docs, rule.costs(ctx, docs));
+    }
     for (const g of groups) {
       let next = ranks;
       if (threshold !== null && !rule.isSort) {
