@@ -17,11 +17,17 @@ const MAX_POSITION_COST_PER_WORD = 10;
 function partsOf(ctx: RankingContext, d: number): [number, number] {
   const table = ctx.table!;
   const level = ctx.levelOf(d);
-  if (level.units.length === 1) {
-    const u = level.units[0]!.unit.id;
-    const f = table.fidAt(d, u);
-    const p = table.posAt(d, u);
-    return [f === Infinity ? 0 : f, p === Infinity ? 0 : p];
+  const simple = level.simpleUnits;
+  if (simple !== null) {
+    let f = 0;
+    let p = 0;
+    for (let i = 0; i < simple.length; i++) {
+      const fu = table.fidAt(d, simple[i]!);
+      const pu = table.posAt(d, simple[i]!);
+      if (fu !== Infinity) f += fu;
+      if (pu !== Infinity) p += pu;
+    }
+    return [f, p];
   }
   const f = bestTiling(level, (u) => table.fidAt(d, u.id));
   const p = bestTiling(level, (u) => table.posAt(d, u.id));

@@ -43,6 +43,12 @@ function exactAttribute(ctx: RankingContext, d: number, level: Level): number {
 
 function exactWordsCost(ctx: RankingContext, d: number, level: Level): number {
   const table = ctx.table!;
+  const simple = level.simpleUnits;
+  if (simple !== null) {
+    let missing = 0;
+    for (let i = 0; i < simple.length; i++) if ((table.exactAt(d, simple[i]!) & EXACT_PRESENT) === 0) missing++;
+    return missing;
+  }
   const words = (u: { start: number; end: number }) => u.end - u.start + 1;
   const c = bestTiling(level, (u) => {
     if (table.typoAt(d, u.id) === NO_TYPO) return Infinity;

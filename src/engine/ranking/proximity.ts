@@ -50,20 +50,30 @@ export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<string,
   const mask = table.unitsOf(d);
   let found: ReturnType<RankingContext['occurrences']> | null = null;
   const occ = () => (found ??= ctx.occurrences(d));
+  const pairOf = (prev: Unit, next: Unit): number => {
+    const pre = bulk?.get(`${prev.id}:${next.id}`);
+    if (pre) return pre[d]!;
+    const left = occ().any[prev.id];
+    const right = occ().any[next.id];
+    const span = prev.isPhrase ? prev.qposEnd - prev.qpos : 0;
+    return left && right ? pairCost(left, span, right, ctx.proximityByAttribute) : MAX_PAIR_COST;
+  };
+  const simple = level.simpleUnits;
+  if (simple !== null) {
+    // One tiling: the sum of its pairs.
+    let sum = 0;
+    for (let i = 1; i < simple.length; i++) {
+      const prev = ctx.units[simple[i - 1]!]!;
+      const next = ctx.units[simple[i]!]!;
+      if (adjacent(prev, next)) sum += pairOf(prev, next);
+    }
+    return sum;
+  }
   const c = bestChain(
     level,
     (u) => ((mask >>> u.id) & 1) === 1,
     (u) => extraWords(u),
-    (prev, next) => {
-      if (!adjacent(prev, next)) return extraWords(next);
-      const pre = bulk?.get(`${prev.id}:${next.id}`);
-      if (pre) return pre[d]! + extraWords(next);
-      const left = occ().any[prev.id];
-      const right = occ().any[next.id];
-      const span = prev.isPhrase ? prev.qposEnd - prev.qpos : 0;
-      const pc = left && right ? pairCost(left, span, right, ctx.proximityByAttribute) : MAX_PAIR_COST;
-      return pc + extraWords(next);
-    },
+    (prev, next) => (adjacent(prev, next) ? pairOf(prev, next) : 0) + extraWords(next),
   );
   return Number.isFinite(c) ? c : 0;
 }

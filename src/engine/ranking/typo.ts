@@ -10,9 +10,14 @@ import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './r
 export function typoCost(ctx: RankingContext, d: number): number {
   const table = ctx.table!;
   const level = ctx.levelOf(d);
-  if (level.units.length === 1) {
-    const t = table.typoAt(d, level.units[0]!.unit.id);
-    return t === NO_TYPO ? 0 : t;
+  const simple = level.simpleUnits;
+  if (simple !== null) {
+    let sum = 0;
+    for (let i = 0; i < simple.length; i++) {
+      const t = table.typoAt(d, simple[i]!);
+      if (t !== NO_TYPO) sum += t;
+    }
+    return sum;
   }
   const c = bestTiling(level, (u) => {
     const t = table.typoAt(d, u.id);

@@ -25,6 +25,11 @@ export interface Level {
   byStart: { unit: Unit; from: number; to: number }[][];
   /** Kept terms form 0..n-1 without holes (exactness can look for whole attributes). */
   contiguousFromStart: boolean;
+  /**
+   * When the only tiling is one single-term unit per kept term (no n-gram or phrase
+   * spans two kept terms), their ids: rule costs are then plain sums.
+   */
+  simpleUnits: number[] | null;
 }
 
 export function removalOrder(terms: readonly QueryTerm[], strategy: MatchingStrategy, frequency: (term: number) => number): number[] {
@@ -62,6 +67,7 @@ export function buildLevels(terms: readonly QueryTerm[], units: readonly Unit[],
       units: fit,
       byStart,
       contiguousFromStart: kept.every((t, s) => t === s),
+      simpleUnits: fit.length === kept.length && fit.every((f) => f.from === f.to) ? fit.map((f) => f.unit.id) : null,
     });
   }
   return levels;
