@@ -2,8 +2,9 @@
 //
 // A one- or two-letter query prefix can match thousands of words; instead of reading
 // all their lists, the index keeps one list per short prefix holding, for each
-// document and field, the first position where a word with that prefix occurs. That
-// is all the ranking needs for a single prefix term (which is at query position 0).
+// document and field, the first position where a word with that prefix occurs. That is
+// exact for a prefix at query position 0 (a one-word query); after other words the first
+// position in each field stands for the others.
 
 import type { WordStage } from './word-table.js';
 import type { ListKeys } from './postings.js';

@@ -49,8 +49,6 @@ export interface DerivationOptions {
   thresholds: { oneTypo: number; twoTypos: number };
   disableOnWords: ReadonlySet<string>;
   disableOnNumbers: boolean;
-  /** Single-term queries may read the indexed prefix lists. */
-  singleTerm: boolean;
 }
 
 const MAX_SYNONYM_PHRASES = 50;
@@ -144,7 +142,10 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
     hl.prefix = word;
     const chars = [...word].length;
     const list = state.prefixes?.id(word);
-    if (opts.singleTerm && state.prefixPostings && list !== undefined && (INDEXED_PREFIX_LENGTHS as readonly number[]).includes(chars)) {
+    // A short prefix reads its indexed list (one entry per document and field) instead of
+    // thousands of word lists; for a prefix after other terms the first position in each
+    // field stands for the others, like the reference's per-prefix position data.
+    if (state.prefixPostings && list !== undefined && (INDEXED_PREFIX_LENGTHS as readonly number[]).includes(chars)) {
       const p = state.prefixPostings[list] ?? EMPTY_POSTING;
       if (p.docs.length > 0) sources.push({ posting: p, typo: 0, exact: false, wordId: -1, prefixList: true });
     } else {

@@ -264,7 +264,6 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
         thresholds: typo.minWordSizeForTypos,
         disableOnWords: new Set(typo.disableOnWords.map((w) => state.tokenizer.words(w)[0]?.lemma ?? w)),
         disableOnNumbers: typo.disableOnNumbers,
-        singleTerm: terms.length === 1,
       });
       const weights = queryWeights(state, settings, req.attributesToSearchOn);
       const exactFields = new Uint8Array(weights.length);
