@@ -18,6 +18,8 @@ export interface RankingContext {
   readonly table: MatchTable | null;
   /** The `words` level a matched document belongs to. */
   levelOf(d: number): Level;
+  /** Level index (= terms removed) by docid for the candidates, when computed for all of them. */
+  levelIndexes(): Uint8Array | null;
   occurrences(d: number): DocOccurrences;
   /** Fills whatever the rules read for these documents (called before every cost pass). */
   prepare(docs: Uint32Array): void;

@@ -14,6 +14,12 @@ export const wordsRule: RankingRule = {
   },
   costs(ctx, docs) {
     if (ctx.levels.length <= 1) return scratchInts(docs.length);
+    const idx = ctx.levelIndexes();
+    if (idx) {
+      const out = scratchInts(docs.length);
+      for (let i = 0; i < docs.length; i++) out[i] = idx[docs[i]!]!;
+      return out;
+    }
     return mapCosts(docs, (d) => ctx.levelOf(d).removed);
   },
   ranks(ctx, _d, cost): Rank[] {

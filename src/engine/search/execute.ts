@@ -166,6 +166,10 @@ class Context implements RankingContext {
     return this.levelFor(this.table ? this.table.unitsOf(d) : 0) ?? this.levels[this.levels.length - 1]!;
   }
 
+  levelIndexes(): Uint8Array | null {
+    return this.levelIdx;
+  }
+
   /** Matched documents that reach some level, ascending, remembering each one's level. */
   candidates(): Uint32Array {
     const t = this.table!;
