@@ -77,6 +77,7 @@ export class MatchTable {
   /** Every field of every posting is searched (no restriction, none unsearchable). */
   private readonly everyField: boolean;
   private readonly anyExactField: boolean;
+  private readonly fwc: (Uint16Array | undefined)[] = [];
 
   constructor(
     readonly state: IndexState,
@@ -165,6 +166,13 @@ export class MatchTable {
     this.full = true;
   }
 
+  /** Words of field `f` per document, fetched once per table (the memo lookup costs a string key). */
+  private fieldCounts(f: number): Uint16Array {
+    let t = this.fwc[f];
+    if (t === undefined) t = this.fwc[f] = fieldWordCounts(this.state, f);
+    return t;
+  }
+
   private scanUnit(u: Unit): void {
     const { mask, agg, U } = this;
     const { weights, exactFields, excluded } = this.opts;
@@ -173,7 +181,6 @@ export class MatchTable {
     const terms = u.end - u.start + 1;
     const q = u.qpos;
     const positions = u.qposEnd - u.qpos + 1;
-    const state = this.state;
     const nw = weights.length;
     const simple = q === 0 && terms === 1;
     // Fewest typos first: a slot then only ever meets equal or more typos, and a prefix
@@ -183,10 +190,35 @@ export class MatchTable {
     for (const src of sources) {
       const docs = src.posting.docs;
       const fps = src.posting.fps;
+      const exactSrc = src.exact;
+      if (listed && exactSrc && !src.prefixList) {
+        // The exact word of an indexed prefix: its documents are already marked with their
+        // costs; only the exactness flags are left to add, once per (document, field).
+        let lastD = -1;
+        let lastF = -1;
+        for (let i = 0; i < docs.length; i++) {
+          const d = docs[i]!;
+          const fp = fps[i]!;
+          const f = fp >>> 16;
+          const p = fp & 0xffff;
+          // A later occurrence in the same field adds nothing unless it sits at `q`.
+          if (d === lastD && f === lastF && p !== q) continue;
+          lastD = d;
+          lastF = f;
+          if (excluded !== null && excluded[d] === 1) continue;
+          if (f >= nw || weights[f]! < 0) continue;
+          let flags = EXACT_PRESENT;
+          if (p === q) {
+            flags |= EXACT_AT_START;
+            if (this.fieldCounts(f)[d] === positions) flags |= EXACT_WHOLE_FIELD;
+          }
+          const slot = d * U + u.id;
+          agg[slot] = (agg[slot]! | (flags << EXACT_SHIFT)) >>> 0;
+        }
+        continue;
+      }
       const tt = src.typo + u.baseTypo + 1;
       const typoSource = src.typo > 0;
-      const exactSrc = src.exact;
-      const flagsOnly = listed && exactSrc && !src.prefixList;
       for (let i = 0; i < docs.length; i++) {
         const d = docs[i]!;
         if (excluded !== null && excluded[d] === 1) continue;
@@ -202,12 +234,8 @@ export class MatchTable {
           flags = EXACT_PRESENT;
           if (p === q) {
             flags |= EXACT_AT_START;
-            if (fieldWordCounts(state, f)[d] === positions) flags |= EXACT_WHOLE_FIELD;
+            if (this.fieldCounts(f)[d] === positions) flags |= EXACT_WHOLE_FIELD;
           }
-        }
-        if (flagsOnly) {
-          agg[slot] = (agg[slot]! | (flags << EXACT_SHIFT)) >>> 0;
-          continue;
         }
         const m = mask[d]!;
         if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
@@ -226,6 +254,7 @@ export class MatchTable {
       }
     }
   }
+
 
   /**
    * Makes sure the aggregates of these documents are filled, at least for `units`. Large
@@ -267,7 +296,7 @@ export class MatchTable {
         flags = EXACT_PRESENT;
         if (p === u.qpos) {
           flags |= EXACT_AT_START;
-          if (fieldWordCounts(this.state, f)[d] === u.qposEnd - u.qpos + 1) flags |= EXACT_WHOLE_FIELD;
+          if (this.fieldCounts(f)[d] === u.qposEnd - u.qpos + 1) flags |= EXACT_WHOLE_FIELD;
         }
       }
       agg[base + uid] = merge(agg[base + uid]!, typo + 1, positionCost(p, u.qpos, terms), weights[f]! * terms, flags);
