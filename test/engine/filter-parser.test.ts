@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { FilterNode, Token } from '../../src/engine/filter/filter-tree.js';
+import { parseFilter, type FilterNode, type Token } from '../../src/engine/filter/filter-tree.js';
+import { ApiError } from '../../src/errors/api-error.js';
 import { FilterError } from '../../src/engine/filter/errors.js';
 import { parseFilterString } from '../../src/engine/filter/parser.js';
 
@@ -123,6 +124,22 @@ describe('filter grammar', () => {
     expect(err(nots)).toBe(
       `The filter exceeded the maximum depth limit. Try rewriting the filter so that it contains fewer nested conditions.\n797:802 ${nots}`,
     );
+  });
+
+  it('accepts 2000 conditions in one filter and refuses 2001, in both forms', () => {
+    const ors = (n: number) => Array.from({ length: n }, (_, i) => `id = ${i}`).join(' OR ');
+    expect(parseFilter(ors(2000), { code: 'invalid_search_filter' })).not.toBeNull();
+    for (const filter of [ors(2001), [ors(1000), [ors(1000), 'id = x']]]) {
+      let caught: unknown = null;
+      try {
+        parseFilter(filter, { code: 'invalid_document_filter' });
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(ApiError);
+      expect((caught as ApiError).code).toBe('invalid_document_filter');
+      expect((caught as ApiError).message).toBe("Too many filter conditions, can't process more than 2000 filters.");
+    }
   });
 
   it('treats a blank filter as no filter', () => {

@@ -69,6 +69,22 @@ export function filterFields(node: FilterNode, out: Token[] = []): Token[] {
   return out;
 }
 
+/** Most conditions one filter may hold, as in the reference. */
+export const MAX_FILTER_CONDITIONS = 2000;
+
+/** Number of leaf conditions (comparisons, `IN`, geo shapes) of a filter. */
+export function countConditions(node: FilterNode): number {
+  switch (node.type) {
+    case 'not':
+      return countConditions(node.child);
+    case 'and':
+    case 'or':
+      return node.children.reduce((n, c) => n + countConditions(c), 0);
+    default:
+      return 1;
+  }
+}
+
 export interface FilterParseOptions {
   /** `invalid_search_filter`, `invalid_document_filter` or `invalid_similar_filter`, per route. */
   code: FilterErrorCode;
@@ -121,6 +137,9 @@ export function parseFilter(filter: unknown, opts: FilterParseOptions): FilterNo
     node = ands.length === 0 ? null : ands.length === 1 ? ands[0]! : { type: 'and', children: ands };
   } else {
     throw invalidExpression(opts.code, 'String, Array', filter);
+  }
+  if (node && countConditions(node) > MAX_FILTER_CONDITIONS) {
+    throw new ApiError(opts.code, `Too many filter conditions, can't process more than ${MAX_FILTER_CONDITIONS} filters.`);
   }
   if (node && !opts.containsFilter) {
     const kw = findContains(node);
