@@ -360,7 +360,7 @@ async function processSettingsTasks(engine: Engine, tasks: BatchTask[], at: numb
   const changed = JSON.stringify(previous) !== JSON.stringify(settings);
   let update: PreparedIndexUpdate | null = null;
   try {
-    if (existing && changed) update = await handle.search.rebuild(() => engine.allDocuments(handle), settings);
+    if (existing && changed) update = await handle.search.rebuild(() => engine.allDocuments(handle), settings, { primaryKey: meta.primaryKey });
   } catch (e) {
     // Re-indexing under the new settings failed (an embedder failing): the settings stay as they were.
     if (!(e instanceof ApiError)) throw e;

@@ -4,6 +4,7 @@ import type {
   DocChange,
   PrepareOptions,
   PreparedIndexUpdate,
+  RebuildOptions,
   SearchIndex,
   SearchIndexContext,
   SearchIndexFactory,
@@ -29,9 +30,9 @@ export class CompositeIndex implements SearchIndex {
     return combine(updates);
   }
 
-  async rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings): Promise<PreparedIndexUpdate> {
+  async rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings, opts?: RebuildOptions): Promise<PreparedIndexUpdate> {
     const updates: PreparedIndexUpdate[] = [];
-    for (const p of this.parts.values()) updates.push(await p.rebuild(docs, settings));
+    for (const p of this.parts.values()) updates.push(await p.rebuild(docs, settings, opts));
     return combine(updates);
   }
 }

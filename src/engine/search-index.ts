@@ -33,6 +33,11 @@ export interface PrepareOptions {
 }
 
 /** The search structures of one index (postings, dictionaries, facets, ...). */
+export interface RebuildOptions {
+  /** To name documents in errors by their id. */
+  primaryKey?: string | null;
+}
+
 export interface SearchIndex {
   /**
    * With `reset`, every document indexed so far is gone and `changes` only hold additions.
@@ -41,7 +46,7 @@ export interface SearchIndex {
    */
   prepare(changes: readonly DocChange[], settings: IndexSettings, opts?: PrepareOptions): Promise<PreparedIndexUpdate>;
   /** Re-indexes every document, e.g. after a settings change. */
-  rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings): Promise<PreparedIndexUpdate>;
+  rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings, opts?: RebuildOptions): Promise<PreparedIndexUpdate>;
 }
 
 export interface SearchIndexFactory {

@@ -122,4 +122,28 @@ describe('search filters, facets, sort and geo through the official client', () 
         'Index `products`: Attribute `description` is not filterable and thus, cannot be used as distinct attribute. Available filterable attributes patterns are: `brand, color, id, product_id`.',
     });
   });
+
+  it('refuses a malformed _geo once _geo is filterable, for new documents and for documents already stored', async () => {
+    const places = t.client.index('geo-checks');
+    await places.updateFilterableAttributes(['_geo']).waitTask();
+    const bad = await places.addDocuments([{ id: 1, _geo: { lat: 1, lng: 2 } }, { id: 2, _geo: 'paris' }], { primaryKey: 'id' }).waitTask();
+    expect(bad.status).toBe('failed');
+    expect(bad.error?.code).toBe('invalid_document_geo_field');
+    expect(bad.error?.message).toContain('`"2"`');
+    expect((await places.getDocuments()).total).toBe(0);
+
+    // Stored while `_geo` was not filterable: the settings change that makes it so fails.
+    const later = t.client.index('geo-later');
+    await later.addDocuments([{ id: 1, _geo: { lat: 1, lng: 2 } }, { id: 2, _geo: { lat: 'north', lng: 2 } }], { primaryKey: 'id' }).waitTask();
+    const change = await later.updateSettings({ filterableAttributes: ['_geo', 'id'] }).waitTask();
+    expect(change.status).toBe('failed');
+    expect(change.error?.code).toBe('invalid_document_geo_field');
+    expect(change.error?.message).toMatch(/^Index `geo-later`: .*`"2"`/);
+    expect(await later.getFilterableAttributes()).toEqual([]);
+    // Fixed documents let the same change through.
+    await later.updateDocuments([{ id: 2, _geo: { lat: 3, lng: 4 } }]).waitTask();
+    expect((await later.updateSettings({ filterableAttributes: ['_geo', 'id'] }).waitTask()).status).toBe('succeeded');
+    const near = await later.search('', { filter: '_geoRadius(3, 4, 1000)' });
+    expect(near.hits.map((h) => h['id'])).toEqual([2]);
+  });
 });

@@ -1,6 +1,6 @@
 import type { KvStore, WriteBatch } from '../../store/kv.js';
 import type { Doc } from '../documents/primary-key.js';
-import type { DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory } from '../search-index.js';
+import type { DocChange, PreparedIndexUpdate, RebuildOptions, SearchIndex, SearchIndexContext, SearchIndexFactory } from '../search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { applyDelta, EMPTY, sortedUnique } from './bitmap.js';
 import { chunkOf, chunkSlice, chunksOfPosting, encodeDocids, FacetKeys } from './codec.js';
@@ -11,6 +11,14 @@ import {
 import { FacetState, geoSegment, noteChunks, numberSegment, stringSegment, unionOf } from './facet-state.js';
 import { FieldFacets, type StringValue } from './field-facets.js';
 import { parseShape } from './geojson.js';
+
+async function* checkingGeo(docs: AsyncIterable<[number, Doc]>, primaryKey: string): AsyncIterable<[number, Doc]> {
+  for await (const entry of docs) {
+    const refusal = checkGeoField(entry[1], entry[1][primaryKey]);
+    if (refusal) throw refusal;
+    yield entry;
+  }
+}
 
 interface Delta {
   add: number[];
@@ -257,10 +265,14 @@ export class FacetIndex implements SearchIndex {
     }
   }
 
-  async rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings): Promise<PreparedIndexUpdate> {
+  async rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings, opts?: RebuildOptions): Promise<PreparedIndexUpdate> {
     const config = facetConfigOf(settings);
     if (sameFacetConfig(config, this.state.config)) return { write() {}, publish() {} };
-    return this.fullBuild(docs(), config);
+    const primaryKey = opts?.primaryKey;
+    if (!primaryKey || !geoEnabled(config) || geoEnabled(this.state.config)) return this.fullBuild(docs(), config);
+    // `_geo` becomes filterable or sortable: documents stored before must hold valid points,
+    // as new ones must; one that does not fails the settings change, which then changes nothing.
+    return this.fullBuild(checkingGeo(docs(), primaryKey), config);
   }
 
   /** Builds the whole index from scratch: for a settings change or after every document was cleared. */
