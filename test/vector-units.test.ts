@@ -5,7 +5,7 @@ import { EmbedderState } from '../src/engine/vector/embedder-state.js';
 import { hybridMerge } from '../src/engine/vector/semantic-search.js';
 import { InjectableValue, TemplateError } from '../src/engine/vector/json-template.js';
 import { TopK, VectorSlots } from '../src/engine/vector/vector-slots.js';
-import { HnswGraph } from '../src/engine/vector/hnsw.js';
+import { AnnGraph } from '../src/engine/vector/ann-graph.js';
 
 describe('templates', () => {
   it('truncates on a UTF-8 character boundary', () => {
@@ -79,7 +79,7 @@ describe('vector store', () => {
     expect(top.sorted()).toEqual([{ docid: 1, dot: 0.9 }, { docid: 2, dot: 0.5 }]);
   });
 
-  it('finds the exact neighbours with the graph on clustered data', () => {
+  const clustered = (n: number) => {
     let s = 7;
     const rnd = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 4294967296 - 0.5);
     const dims = 32;
@@ -89,18 +89,44 @@ describe('vector store', () => {
       return Float32Array.from(c, (x) => x + rnd() * 0.3);
     };
     const slots = new VectorSlots(dims);
-    for (let i = 0; i < 3000; i++) slots.append(i, normalized(point()));
-    const g = new HnswGraph(slots, { m: 12, efConstruction: 64 });
+    for (let i = 0; i < n; i++) slots.append(i, normalized(point()));
+    return { slots, point };
+  };
+
+  it('finds the exact neighbours with the graph on clustered data', () => {
+    const { slots, point } = clustered(3000);
+    const g = new AnnGraph(slots, { connectivity: 12, expansionAdd: 64 });
     while (g.size < slots.count) g.insertNext();
     let hits = 0;
     for (let q = 0; q < 50; q++) {
       const u = normalized(point());
       const exact = new TopK(10);
       slots.scan(u, exact, null);
-      const got = new Set(g.search(u, 10, 64).map((x) => x.slot));
+      const got = new Set(g.nearest(u, 64));
       hits += exact.sorted().filter((x) => got.has(x.docid)).length;
     }
     expect(hits / 500).toBeGreaterThan(0.95);
+  });
+
+  it('builds the same graph from the same slots, whatever searches ran in between', () => {
+    // Scattered points and a sparse graph: its answers show any difference in its links.
+    let seed = 3;
+    const rnd = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 4294967296 - 0.5);
+    const point = () => normalized(Float32Array.from({ length: 64 }, rnd));
+    const slots = new VectorSlots(64);
+    for (let i = 0; i < 5000; i++) slots.append(i, point());
+    const sparse = { connectivity: 4, expansionAdd: 8 };
+    const quiet = new AnnGraph(slots, sparse);
+    const busy = new AnnGraph(slots, sparse);
+    while (quiet.size < slots.count) quiet.insertNext();
+    while (busy.size < slots.count) {
+      busy.insertNext();
+      if (busy.size % 7 === 0) busy.nearest(point(), 5);
+    }
+    for (let q = 0; q < 50; q++) {
+      const u = point();
+      expect(busy.nearest(u, 10)).toEqual(quiet.nearest(u, 10));
+    }
   });
 
   it('answers from the published state while the graph catches up, without deleted documents', () => {
@@ -112,5 +138,45 @@ describe('vector store', () => {
     const got = st.search(Float32Array.from([1, 0]), 3, null).map((x) => x.docid);
     expect(got).toContain(5000);
     expect(got).not.toContain(0);
+  });
+
+  describe('over the graph', () => {
+    const { slots, point } = clustered(6000);
+    const st = new EmbedderState('e', { fingerprint: '', key: '', dims: 32, quantized: false });
+    for (let i = 0; i < slots.count; i++) st.set(i, { userProvided: true, regenerate: false, textHash: null, vectors: [Float32Array.from(slots.vector(i))] });
+    st.finishIndexing();
+    const exact = (q: Float32Array, k: number, ok: (d: number) => boolean) => {
+      const top = new TopK(k);
+      st.slots!.scan(normalized(q), top, ok);
+      return top.sorted();
+    };
+
+    it('scores candidates exactly and keeps to the filter, small or large', () => {
+      expect(st.graph!.size).toBe(6000);
+      const q = point();
+      expect(st.search(q, 10, null)).toEqual(exact(q, 10, () => true));
+      const even = (d: number) => d % 2 === 0;
+      const evens = Array.from({ length: 3000 }, (_, i) => i * 2);
+      expect(st.search(q, 10, even, evens)).toEqual(exact(q, 10, even));
+      const most = (d: number) => d % 10 !== 3;
+      const mostList = Array.from({ length: 6000 }, (_, i) => i).filter(most);
+      const got = st.search(q, 10, most, mostList);
+      expect(got.every((x) => most(x.docid))).toBe(true);
+      expect(got).toEqual(exact(q, 10, most));
+      // A selective filter the graph cannot serve alone: asked for again, then scanned.
+      const rare = (d: number) => d % 97 === 0;
+      expect(st.search(q, 10, rare)).toEqual(exact(q, 10, rare));
+    });
+
+    it('leaves no trace of removed or replaced vectors', () => {
+      const q = point();
+      const before = st.search(q, 5, null).map((x) => x.docid);
+      for (const d of before) st.remove(d);
+      const moved = before[0]! + 1;
+      st.set(moved, { userProvided: true, regenerate: false, textHash: null, vectors: [Float32Array.from(q).map((x) => -x)] });
+      const after = st.search(q, 20, null);
+      expect(after.map((x) => x.docid).filter((d) => before.includes(d) || d === moved)).toEqual([]);
+      expect(after).toEqual(exact(q, 20, () => true));
+    });
   });
 });
