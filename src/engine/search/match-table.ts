@@ -48,6 +48,27 @@ export interface ScanOptions {
   anchored?: boolean;
 }
 
+/** A one-unit scan kept in a state's memo: its documents (ascending) and their slots. */
+interface KeptScan {
+  docs: Uint32Array;
+  values: Uint32Array;
+}
+
+/** Scans reading fewer posting entries than this are cheap enough to redo. */
+const CACHED_SCAN_MIN_ENTRIES = 20_000;
+/** Documents kept over all scans of one state: 4 M × 8 bytes at most. */
+const KEPT_SCAN_MAX_DOCS = 4_000_000;
+const KEPT_SCAN_BUDGET = 'scan:budget';
+
+const postingIds = new WeakMap<object, number>();
+let nextPostingId = 1;
+
+function postingId(p: object): number {
+  let id = postingIds.get(p);
+  if (id === undefined) postingIds.set(p, (id = nextPostingId++));
+  return id;
+}
+
 /** Set in `mask` once a document's aggregates are filled. */
 const DONE = 0x80000000;
 /** Above this many documents at once, reading every posting list beats reading records. */
@@ -103,12 +124,14 @@ export class MatchTable {
     this.everyField = opts.weights.every((w, f) => w >= 0 || state.rules.weight(f) < 0) && state.rules.weightTable().every((w) => w >= 0);
     this.anyExactField = opts.exactFields.some((x) => x === 1);
     try {
+      if (eager && this.replayScan()) return;
       if (eager) this.scanAll();
       else if (opts.anchored) {
         for (const u of units) if (u.start === 0) this.maskUnit(u, false);
         for (const u of units) if (u.start !== 0) this.maskUnit(u, true);
       } else for (const u of units) this.maskUnit(u, false);
       this.collect();
+      if (eager) this.recordScan();
     } catch (e) {
       this.release();
       throw e;
@@ -157,6 +180,64 @@ export class MatchTable {
         mask[d] = (m | bit) >>> 0;
       }
     }
+  }
+
+  /**
+   * What a one-unit, unfiltered scan depends on, or null when it is not worth keeping: the
+   * posting lists read (by identity: a state never changes a list, it replaces it), the
+   * unit's shape and the query's field weights.
+   */
+  private scanKey(): string | null {
+    if (this.units.length !== 1 || this.opts.excluded !== null) return null;
+    const u = this.units[0]!;
+    let entries = 0;
+    const parts: (string | number)[] = [u.qpos, u.qposEnd, u.end - u.start, u.baseTypo];
+    for (const src of u.sources) {
+      entries += src.posting.docs.length;
+      parts.push(postingId(src.posting), src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
+    }
+    if (entries < CACHED_SCAN_MIN_ENTRIES) return null;
+    return `scan:${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.exactFields.join(',')}`;
+  }
+
+  /** Fills the table from a kept scan of this state, if there is one. */
+  private replayScan(): boolean {
+    const key = this.scanKey();
+    if (key === null) return false;
+    const kept = this.state.memo.get(key) as KeptScan | undefined;
+    if (!kept) return false;
+    const { mask, agg, blocks, U } = this;
+    const { docs, values } = kept;
+    const id = this.units[0]!.id;
+    const bit = (1 << id) >>> 0;
+    for (let i = 0; i < docs.length; i++) {
+      const d = docs[i]!;
+      mask[d] = bit;
+      agg[d * U + id] = values[i]!;
+      blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
+    }
+    this.docs = docs;
+    this.scanned.fill(true);
+    this.full = true;
+    return true;
+  }
+
+  /**
+   * Keeps the outcome of a large one-unit scan for the next searches of the same state:
+   * the short prefixes typed first in search-as-you-type read the longest lists there are.
+   */
+  private recordScan(): void {
+    const key = this.scanKey();
+    if (key === null) return;
+    const memo = this.state.memo;
+    const budget = (memo.get(KEPT_SCAN_BUDGET) as { docs: number } | undefined) ?? { docs: 0 };
+    if (budget.docs + this.docs.length > KEPT_SCAN_MAX_DOCS) return;
+    budget.docs += this.docs.length;
+    memo.set(KEPT_SCAN_BUDGET, budget);
+    const id = this.units[0]!.id;
+    const values = new Uint32Array(this.docs.length);
+    for (let i = 0; i < this.docs.length; i++) values[i] = this.agg[this.docs[i]! * this.U + id]!;
+    memo.set(key, { docs: this.docs, values } satisfies KeptScan);
   }
 
   /** Fills masks and aggregates of every document from the posting lists. */
