@@ -7,6 +7,7 @@
 import { fieldWordCounts, type IndexState } from '../index/index-state.js';
 import type { Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
+import type { Posting } from '../index/postings.js';
 
 import {
   COST_AT_0, EXACT_AT_START, EXACT_BITS, EXACT_PRESENT, EXACT_SHIFT, EXACT_WHOLE_FIELD, FID_MAX, FID_SHIFT, merge,
@@ -67,6 +68,27 @@ function postingId(p: object): number {
   let id = postingIds.get(p);
   if (id === undefined) postingIds.set(p, (id = nextPostingId++));
   return id;
+}
+
+const distinctOf = new WeakMap<Posting, Uint32Array>();
+
+/**
+ * The documents of a posting list, each once. Lists are never changed in place (a batch
+ * replaces a list it touches), so this is computed once per list and kept with it.
+ */
+function distinctDocs(p: Posting): Uint32Array {
+  let out = distinctOf.get(p);
+  if (out !== undefined) return out;
+  const docs = p.docs;
+  let n = 0;
+  for (let i = 0, last = -1; i < docs.length; i++) if (docs[i] !== last) (last = docs[i]!), n++;
+  if (n === docs.length) out = docs;
+  else {
+    out = new Uint32Array(n);
+    for (let i = 0, k = 0, last = -1; i < docs.length; i++) if (docs[i] !== last) out[k++] = last = docs[i]!;
+  }
+  distinctOf.set(p, out);
+  return out;
 }
 
 /** Set in `mask` once a document's aggregates are filled. */
@@ -150,11 +172,10 @@ export class MatchTable {
       const typoSource = src.typo > 0;
       let last = -1;
       if (this.everyField && excluded === null && !(typoSource && this.anyExactField)) {
-        // Every occurrence counts: only the docids need reading.
-        for (let i = 0; i < docs.length; i++) {
-          const d = docs[i]!;
-          if (d === last) continue;
-          last = d;
+        // Every occurrence counts: only the distinct docids need reading.
+        const distinct = distinctDocs(src.posting);
+        for (let i = 0; i < distinct.length; i++) {
+          const d = distinct[i]!;
           const m = mask[d]!;
           if (m === 0) {
             if (onlyMarked) continue;
