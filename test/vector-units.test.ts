@@ -6,6 +6,7 @@ import { hybridMerge } from '../src/engine/vector/semantic-search.js';
 import { InjectableValue, TemplateError } from '../src/engine/vector/json-template.js';
 import { TopK, VectorSlots } from '../src/engine/vector/vector-slots.js';
 import { AnnGraph } from '../src/engine/vector/ann-graph.js';
+import { scanRange } from '../src/engine/vector/exact-scan.js';
 
 describe('templates', () => {
   it('truncates on a UTF-8 character boundary', () => {
@@ -138,6 +139,22 @@ describe('vector store', () => {
     const got = st.search(Float32Array.from([1, 0]), 3, null).map((x) => x.docid);
     expect(got).toContain(5000);
     expect(got).not.toContain(0);
+  });
+
+  it('scans long ranges natively with the same answers as the scalar loop', () => {
+    const { slots, point } = clustered(5000);
+    // Documents with several vectors, and killed slots.
+    for (let i = 0; i < 5000; i++) slots.docOf[i] = i % 3 === 0 ? -1 : Math.floor(i / 4);
+    for (const from of [0, 1000, 2000]) {
+      for (let q = 0; q < 10; q++) {
+        const u = normalized(point());
+        const native = new TopK(10);
+        const scalar = new TopK(10);
+        scanRange(slots, u, native, null, from);
+        slots.scan(u, scalar, null, from);
+        expect(native.sorted()).toEqual(scalar.sorted());
+      }
+    }
   });
 
   describe('over the graph', () => {

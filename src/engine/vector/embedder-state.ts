@@ -6,6 +6,7 @@
 
 import { decodeBits, decodeFloats, encodeBits, encodeFloats, normalized, quantized } from './distance.js';
 import { AnnGraph } from './ann-graph.js';
+import { scanRange } from './exact-scan.js';
 import { TopK, VectorSlots } from './vector-slots.js';
 
 /** One document's embeddings for one embedder. */
@@ -130,7 +131,7 @@ export class EmbedderState {
     if (allowedList && allowedList.length <= EXACT_LIMIT) return this.scanList(unit, top, allowedList);
     const graph = this.graph;
     if (!graph || graph.size === 0 || slots.live <= EXACT_LIMIT) {
-      slots.scan(unit, top, allowed);
+      scanRange(slots, unit, top, allowed);
       return top.sorted();
     }
     const docOf = slots.docOf;
@@ -143,7 +144,7 @@ export class EmbedderState {
       if (wanted * 2 > graph.size) {
         if (allowedList) return this.scanList(unit, new TopK(k), allowedList);
         const all = new TopK(k);
-        slots.scan(unit, all, allowed);
+        scanRange(slots, unit, all, allowed);
         return all.sorted();
       }
       const candidates = graph.nearest(unit, wanted);
@@ -154,7 +155,7 @@ export class EmbedderState {
       if (top.full || candidates.length < wanted) break;
       wanted *= 4;
     }
-    slots.scan(unit, top, allowed, graph.size);
+    scanRange(slots, unit, top, allowed, graph.size);
     return top.sorted();
   }
 
