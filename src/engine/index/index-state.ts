@@ -216,7 +216,10 @@ export async function applyChanges(base: IndexState, changes: readonly DocChange
   if (changed.size > base.docids.length * FULL_BUILD_RATIO) return assembleFull(p, yielder);
 
   pstage?.sync();
-  const isChanged = (d: number): boolean => changed.has(d);
+  // Every entry of every touched list asks this: a flag per docid beats a set lookup.
+  const changedFlags = new Uint8Array(Math.max(base.records.length, p.records.length) + 1);
+  for (const d of changed) changedFlags[d] = 1;
+  const isChanged = (d: number): boolean => changedFlags[d] === 1;
   const update = async (lists: readonly Posting[], count: number, keys: ConstructorParameters<typeof PostingDelta>[0]) => {
     const out = lists.slice();
     while (out.length < count) out.push(EMPTY_POSTING);
@@ -227,6 +230,7 @@ export async function applyChanges(base: IndexState, changes: readonly DocChange
       if (old) delta.touchRecord(old, touched);
       const rec = p.records[c.docid];
       if (rec) delta.addRecord(c.docid, rec);
+      await yielder.maybe();
     }
     for (const list of delta.added.keys()) touched.add(list);
     for (const list of touched) {
