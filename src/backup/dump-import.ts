@@ -51,7 +51,7 @@ export async function importDump(path: string, store: KvStore, factory: SearchIn
       throw new BackupFileError(`The dump ${path} could not be imported: index \`${index!.uid}\`: ${outcome.error?.message ?? 'failed'}`);
     }
     const batch = store.batch();
-    processed.write(batch);
+    await processed.write(batch);
     await batch.commit();
     processed.publish();
   };

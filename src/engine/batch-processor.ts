@@ -10,6 +10,7 @@ import { Engine, indexNotFound } from './engine.js';
 import { INDEX_UIDS, IndexHandle, type IndexMeta } from './index-handle.js';
 import type { DocChange, PreparedIndexUpdate } from './search-index.js';
 import { applySettingsPatch } from './settings/apply.js';
+import { Yielder } from './index/yielder.js';
 
 export interface BatchTask {
   uid: number;
@@ -29,8 +30,8 @@ export interface TaskOutcome {
 
 export interface ProcessedBatch {
   outcomes: Map<number, TaskOutcome>;
-  /** Puts every change of the batch into one write batch. */
-  write(wb: WriteBatch): void;
+  /** Puts every change of the batch into one write batch (giving the event loop turns). */
+  write(wb: WriteBatch): void | Promise<void>;
   /** Makes the changes visible; call once the write batch is committed. */
   publish(): void;
 }
@@ -275,6 +276,9 @@ async function finishDocuments(
   const changes: DocChange[] = [];
   // Before-images of everything the batch touched, read in one go.
   if (!st.cleared) await st.load([...st.changed.keys()].filter((d) => d < (existing?.meta.nextDocid ?? 0)));
+  // Each new document is encoded once: its size counts in the stats, its text is stored.
+  const encoded = new Map<number, string>();
+  const yielder = new Yielder();
   for (const [docid, after] of st.changed) {
     const before = st.cleared ? null : (st.originals.get(docid) ?? null);
     if (before === null && after === null) continue;
@@ -284,11 +288,14 @@ async function finishDocuments(
       meta.rawDocumentBytes -= docBytes(before);
     }
     if (after) {
+      const json = JSON.stringify(after);
+      encoded.set(docid, json);
       bump(after, +1);
       meta.docCount++;
-      meta.rawDocumentBytes += docBytes(after);
+      meta.rawDocumentBytes += Buffer.byteLength(json);
     }
     changes.push({ docid, before, after });
+    await yielder.maybe();
   }
   meta.fieldDistribution = Object.fromEntries([...fd.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
@@ -296,7 +303,7 @@ async function finishDocuments(
   const update: PreparedIndexUpdate = await handle.search.prepare(changes, meta.settings, { reset: st.cleared, primaryKey: meta.primaryKey });
   return {
     outcomes,
-    write(wb) {
+    async write(wb) {
       if (!existing) {
         wb.put(INDEX_UIDS.key(meta.uid), u64(meta.id));
         engine.writeEngineMeta(wb);
@@ -305,16 +312,19 @@ async function finishDocuments(
         wb.delPrefix(handle.docs.prefix);
         wb.delPrefix(handle.extIds.prefix);
       }
+      const turns = new Yielder();
       for (const [docid, after] of st.changed) {
-        if (after) wb.put(handle.docKey(docid), JSON.stringify(after));
+        if (after) wb.put(handle.docKey(docid), encoded.get(docid) ?? JSON.stringify(after));
         else if (!st.cleared) wb.del(handle.docKey(docid));
+        await turns.maybe();
       }
       for (const [id, docid] of st.ext) {
         if (docid === null) wb.del(handle.extKey(id));
         else wb.put(handle.extKey(id), u32(docid));
+        await turns.maybe();
       }
       wb.put(handle.metaKey(), JSON.stringify(meta));
-      update.write(wb);
+      await update.write(wb);
     },
     publish() {
       handle.meta = meta;
@@ -370,13 +380,13 @@ async function processSettingsTasks(engine: Engine, tasks: BatchTask[], at: numb
   }
   return {
     outcomes,
-    write(wb) {
+    async write(wb) {
       if (!existing) {
         wb.put(INDEX_UIDS.key(meta.uid), u64(meta.id));
         engine.writeEngineMeta(wb);
       }
       wb.put(handle.metaKey(), JSON.stringify(meta));
-      update?.write(wb);
+      await update?.write(wb);
     },
     publish() {
       handle.meta = meta;

@@ -39,8 +39,11 @@ export class CompositeIndex implements SearchIndex {
 
 function combine(updates: PreparedIndexUpdate[]): PreparedIndexUpdate {
   return {
-    write(wb: WriteBatch) {
-      for (const u of updates) u.write(wb);
+    async write(wb: WriteBatch) {
+      for (const u of updates) {
+        await u.write(wb);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
     },
     publish() {
       for (const u of updates) u.publish();

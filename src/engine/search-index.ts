@@ -16,7 +16,8 @@ export interface DocChange {
  * never see half of a batch.
  */
 export interface PreparedIndexUpdate {
-  write(wb: WriteBatch): void;
+  /** May give the event loop turns while it fills the batch (large batches take a while). */
+  write(wb: WriteBatch): void | Promise<void>;
   publish(): void;
 }
 

@@ -213,11 +213,14 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     const withPayload = tasks.filter((t) => t.params.op === 'documents');
     const payloads = await this.store.getMany(withPayload.map((t) => PAYLOADS.key(t.uid)));
     const docsOf = new Map<number, Doc[]>();
-    withPayload.forEach((t, i) => {
+    for (let i = 0; i < withPayload.length; i++) {
+      const t = withPayload[i]!;
       const buf = payloads[i];
       docsOf.set(t.uid, buf ? (JSON.parse(buf.toString()) as Doc[]) : []);
       wb.del(PAYLOADS.key(t.uid));
-    });
+      // A batch can hold many large payloads: heartbeats and searches get a turn between them.
+      if (i + 1 < withPayload.length) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
     const input: BatchTask[] = tasks.map((t) => ({
       uid: t.uid,
       type: t.type,
@@ -245,7 +248,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       t.details = o.details;
       t.error = o.error;
     }
-    processed.write(wb);
+    await processed.write(wb);
     return () => processed.publish();
   }
 

@@ -36,7 +36,7 @@ export class FacetFixture {
     });
     const update = await this.index.prepare(list, this.settings);
     const wb = this.store.batch();
-    update.write(wb);
+    await update.write(wb);
     await wb.commit();
     update.publish();
     for (const c of list) {
@@ -50,7 +50,7 @@ export class FacetFixture {
     const list: DocChange[] = Object.entries(docs).map(([k, after]) => ({ docid: Number(k), before: null, after }));
     const update = await this.index.prepare(list, this.settings, { reset: true });
     const wb = this.store.batch();
-    update.write(wb);
+    await update.write(wb);
     await wb.commit();
     update.publish();
     this.docs = new Map(Object.entries(docs).map(([k, d]) => [Number(k), d]));
@@ -67,7 +67,7 @@ export class FacetFixture {
       yield* docs;
     }, this.settings);
     const wb = this.store.batch();
-    update.write(wb);
+    await update.write(wb);
     await wb.commit();
     update.publish();
   }

@@ -104,7 +104,7 @@ describe('persistence', () => {
     const apply = async (changes: DocChange[]) => {
       const u = await idx.prepare(changes, settings);
       const wb = store.batch();
-      u.write(wb);
+      await u.write(wb);
       await wb.commit();
       u.publish();
     };
