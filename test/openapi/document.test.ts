@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/http/route.js';
@@ -86,6 +87,18 @@ describe('GET /openapi.json', () => {
     // The structure check itself must be able to fail.
     expect(validate({ ...doc, openapi: '3.0.3' })).toBe(false);
     expect(validate({ ...doc, paths: { '/x': { get: { responses: { 200: {} } } } } })).toBe(false);
+  });
+
+  it('is accepted by an OpenAPI validator checking against the official OpenAPI 3.1 schemas', async () => {
+    const validator = new Validator();
+    // A copy: the validator resolves references in place.
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+    // And it does refuse a broken document.
+    const broken = await new Validator().validate({ ...structuredClone(doc), paths: { '/x': { get: { responses: 'none' } } } });
+    expect(broken.valid).toBe(false);
   });
 
   it('holds only valid JSON Schema 2020-12 Schema Objects, each compiling with its references resolved', () => {
