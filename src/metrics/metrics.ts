@@ -125,6 +125,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  // gRPC, server side: every call another node made to this one.
+  readonly grpcServed = this.counter('grpc_server_calls_total', 'gRPC calls served to other nodes, by method and status code', ['method', 'code']);
+  readonly grpcServedDuration = new Histogram({
+    name: `${METRIC_PREFIX}grpc_server_call_duration_seconds`,
+    help: 'Duration of gRPC calls served to other nodes',
+    labelNames: ['method'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
   private readonly indexLabelled: IndexLabelled[] = [this.searchDuration, this.documentsIndexed, this.documentsDeleted];
   private readonly seenIndexes = new Set<string>();
   /** Whether an index uid may become a label value: only existing indexes, so the set stays bounded. */
@@ -171,6 +181,12 @@ export class Metrics {
       this.seenIndexes.delete(index);
       for (const m of this.indexLabelled) m.remove({ index });
     }
+  }
+
+  /** One gRPC call served to another node. */
+  observeGrpcServed(method: string, code: string, seconds: number): void {
+    this.grpcServed.inc({ method, code });
+    this.grpcServedDuration.observe({ method }, seconds);
   }
 
   /** One outgoing gRPC call, as reported by the transport. */

@@ -18,6 +18,7 @@ import { ApiError } from '../errors/api-error.js';
 import { ProposalError } from '../raft/core/index.js';
 import { encodeResult, ProposalTimeout, Superseded } from './proposals.js';
 import type { RaftReplicator } from './raft-replicator.js';
+import { countedHandlers } from '../raft/transport/grpc-transport.js';
 
 function fail(code: grpc.status, message: string): grpc.ServiceError {
   const e = new Error(message) as grpc.ServiceError;
@@ -119,5 +120,5 @@ export function registerClusterService(r: RaftReplicator, httpAddr: string): voi
       cb(null, { ...r.membership.selfStatus(), httpAddr });
     },
   };
-  t.server.addService(ClusterServiceService, handlers);
+  t.server.addService(ClusterServiceService, countedHandlers(handlers, t.onServed));
 }

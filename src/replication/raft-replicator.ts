@@ -55,6 +55,8 @@ export interface RaftReplicatorDeps {
   tickMs?: number;
   maxLogBytes?: number;
   onCall?(method: string, code: string, seconds: number): void;
+  /** Outcome of every gRPC call this node served, for metrics. */
+  onServed?(method: string, code: string, seconds: number): void;
 }
 
 /**
@@ -226,6 +228,7 @@ export class RaftReplicator implements Replicator {
       snapshotSink: fileSnapshotSink(incoming),
       log: this.d.log,
       ...(this.d.onCall ? { onCall: this.d.onCall } : {}),
+      ...(this.d.onServed ? { onServed: this.d.onServed } : {}),
     });
   }
 

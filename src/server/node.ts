@@ -122,6 +122,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     },
     log,
     onCall: (method, code, seconds) => metrics.observeGrpcCall(method, code, seconds),
+    onServed: (method, code, seconds) => metrics.observeGrpcServed(method, code, seconds),
   });
   connectRaft(metrics, { status: () => replicator.driver?.status() ?? null, appliedIndex: () => replicator.appliedIndex });
   embeddings.hooks = {

@@ -136,5 +136,13 @@ describe('exposition of a cluster node', () => {
       (x) => x.name === 'trine_grpc_client_calls_total' && x.labels.method === 'Propose' && x.labels.code === 'OK',
     );
     expect(forwarded?.value).toBeGreaterThanOrEqual(2);
+    // And the leader counts them among the calls it served, as every node counts the Sends it received.
+    const served = parseExposition(scrapes[leader]!).find(
+      (x) => x.name === 'trine_grpc_server_calls_total' && x.labels.method === 'Propose' && x.labels.code === 'OK',
+    );
+    expect(served?.value).toBeGreaterThanOrEqual(forwarded!.value);
+    for (const text of scrapes) {
+      expect(parseExposition(text).some((x) => x.name === 'trine_grpc_server_calls_total' && x.labels.method === 'Send' && x.labels.code === 'OK')).toBe(true);
+    }
   });
 });

@@ -68,6 +68,31 @@ export interface TransportOptions {
   log: TransportLogger;
   /** Called with every RPC's outcome, for metrics. */
   onCall?(method: string, code: string, seconds: number): void;
+  /** Called with the outcome of every RPC this node served, for metrics. */
+  onServed?(method: string, code: string, seconds: number): void;
+}
+
+type Callback = (err: grpc.ServiceError | null, value?: unknown) => void;
+
+/**
+ * The same handlers, each reporting how its call ended. Every method of both services is
+ * unary or client-streaming, so each handler answers through its callback.
+ */
+export function countedHandlers<T extends object>(handlers: T, onServed: TransportOptions['onServed']): T {
+  if (!onServed) return handlers;
+  const out: Record<string, unknown> = {};
+  for (const [name, handler] of Object.entries(handlers)) {
+    const method = name.charAt(0).toUpperCase() + name.slice(1);
+    out[name] = (call: unknown, cb: Callback) => {
+      const started = process.hrtime.bigint();
+      (handler as (call: unknown, cb: Callback) => void)(call, (err, value) => {
+        const code = err ? (grpc.status[err.code ?? grpc.status.UNKNOWN] ?? String(err.code)) : 'OK';
+        onServed(method, code, Number(process.hrtime.bigint() - started) / 1e9);
+        cb(err, value);
+      });
+    };
+  }
+  return out as T;
 }
 
 function digest(s: string): Buffer {
@@ -92,7 +117,7 @@ export class GrpcTransport implements RaftTransport {
 
   constructor(private readonly opts: TransportOptions) {
     this.server = new grpc.Server({ 'grpc.max_receive_message_length': MAX_MESSAGE, 'grpc.max_send_message_length': MAX_MESSAGE });
-    this.server.addService(RaftServiceService, this.handlers());
+    this.server.addService(RaftServiceService, countedHandlers(this.handlers(), opts.onServed));
   }
 
   credentials(): grpc.ChannelCredentials {
@@ -105,6 +130,11 @@ export class GrpcTransport implements RaftTransport {
     return t
       ? grpc.ServerCredentials.createSsl(t.ca, [{ cert_chain: t.cert, private_key: t.key }], true)
       : grpc.ServerCredentials.createInsecure();
+  }
+
+  /** Reports served calls, for the other services sharing this transport's server. */
+  get onServed(): TransportOptions['onServed'] {
+    return this.opts.onServed;
   }
 
   metadata(): grpc.Metadata {
