@@ -31,12 +31,15 @@ export class AnnGraph {
     private readonly slots: VectorSlots,
     readonly params: AnnParams = DEFAULT_ANN,
   ) {
-    // Inner product of unit vectors is their cosine; half floats halve the memory and the
-    // distance cost, and the candidates are re-scored exactly by the caller anyway.
+    // Inner product of unit vectors is their cosine. The graph keeps them as 8-bit integers
+    // (usearch scales each to 127 over its length): distances are then exact integer dot
+    // products, the same on every CPU whatever its vector instructions, so nodes on
+    // different hardware still build the same graph. A quarter of the memory of floats too;
+    // the candidates are scored again exactly by the caller.
     this.index = new usearch.Index({
       dimensions: slots.dims,
       metric: usearch.MetricKind.IP,
-      quantization: usearch.ScalarKind.F16,
+      quantization: usearch.ScalarKind.I8,
       connectivity: params.connectivity,
       expansion_add: params.expansionAdd,
       expansion_search: 64,
