@@ -140,8 +140,8 @@ export class EmbedderState {
     const share = (slots.live / slots.count) * (allowedList ? allowedList.length / Math.max(1, this.docs.size) : 1);
     let wanted = Math.ceil(Math.max(SEARCH_EF, k * 2) / Math.max(share, 1e-6));
     for (;;) {
-      // Past half the graph, a scan costs less than the walk and is exact.
-      if (wanted * 2 > graph.size) {
+      // A walk that wide visits about as many vectors as a scan, which is exact.
+      if (wanted * 8 > graph.size) {
         if (allowedList) return this.scanList(unit, new TopK(k), allowedList);
         const all = new TopK(k);
         scanRange(slots, unit, all, allowed);
