@@ -59,6 +59,7 @@ export interface SearchQuery {
   locales?: string[] | null;
   hybrid?: { embedder: string; semanticRatio?: number } | null;
   vector?: number[] | null;
+  media?: Record<string, unknown> | null;
 }
 
 /** Absent means the default; null (or empty) means nothing is inserted. */

@@ -58,6 +58,11 @@ export function truncateUtf8(text: string, maxBytes: number): string {
   return bytes.subarray(0, end).toString('utf8');
 }
 
+/** `doc` as templates see it: every field but `_vectors`, objects printed as the reference prints them. */
+export function documentContext(doc: Doc): object {
+  return new RenderedObject(Object.entries(doc).filter(([k]) => k !== '_vectors').map(([k, v]) => [k, liquidValue(v)]));
+}
+
 export class DocumentTemplate {
   private readonly template: Template[];
 
@@ -73,7 +78,7 @@ export class DocumentTemplate {
     const isSearchable = searchableTest(searchableAttributes);
     const shown: [string, unknown][] = Object.entries(doc).filter(([k]) => k !== '_vectors');
     const context = {
-      doc: new RenderedObject(shown.map(([k, v]) => [k, liquidValue(v)])),
+      doc: documentContext(doc),
       fields: shown.map(([name, value]) => ({ name, value: liquidValue(value), is_searchable: isSearchable(name) })),
     };
     return truncateUtf8(liquid.renderSync(this.template, context) as string, this.maxBytes);

@@ -18,7 +18,11 @@ export interface DocVectors {
   /** Digest of the text they were made from (generated ones only). */
   textHash: string | null;
   vectors: Float32Array[];
+  /** Embedder with fragments, generated vectors: per vector, its fragment and the digest of what that rendered to. */
+  fragments?: FragmentDigest[];
 }
+
+export type FragmentDigest = [name: string, hash: string];
 
 export interface EmbedderMeta {
   fingerprint: string;
@@ -31,17 +35,20 @@ export interface EmbedderMeta {
 const USER = 1;
 const REGEN = 2;
 const BITS = 4;
+const FRAGS = 8;
 
 export function encodeRecord(r: DocVectors, isQuantized: boolean): Buffer {
   const hash = Buffer.from(r.textHash ?? '', 'utf8');
   const dims = r.vectors[0]?.length ?? 0;
   const head = Buffer.alloc(2 + hash.length + 6);
-  head[0] = (r.userProvided ? USER : 0) | (r.regenerate ? REGEN : 0) | (isQuantized ? BITS : 0);
+  head[0] = (r.userProvided ? USER : 0) | (r.regenerate ? REGEN : 0) | (isQuantized ? BITS : 0) | (r.fragments ? FRAGS : 0);
   head[1] = hash.length;
   hash.copy(head, 2);
   head.writeUInt16BE(r.vectors.length, 2 + hash.length);
   head.writeUInt32BE(dims, 4 + hash.length);
   const body = r.vectors.map((v) => (isQuantized ? encodeBits(v) : encodeFloats(v)));
+  // Fragment digests follow the vectors, so records without them read as before.
+  if (r.fragments) body.push(Buffer.from(JSON.stringify(r.fragments), 'utf8'));
   return Buffer.concat([head, ...body]);
 }
 
@@ -62,7 +69,9 @@ export function decodeRecord(b: Buffer): DocVectors {
       off += dims * 4;
     }
   }
-  return { userProvided: !!(flags & USER), regenerate: !!(flags & REGEN), textHash, vectors };
+  const out: DocVectors = { userProvided: !!(flags & USER), regenerate: !!(flags & REGEN), textHash, vectors };
+  if (flags & FRAGS) out.fragments = JSON.parse(b.toString('utf8', off)) as FragmentDigest[];
+  return out;
 }
 
 /** Up to this many live vectors (or allowed documents) the search is an exact scan. */
@@ -78,6 +87,7 @@ export interface DocEntry {
   regenerate: boolean;
   textHash: string | null;
   slots: number[];
+  fragments?: FragmentDigest[];
 }
 
 export class EmbedderState {
@@ -110,7 +120,9 @@ export class EmbedderState {
       this.slots ??= new VectorSlots(dims);
       for (const v of r.vectors) slots.push(this.slots.append(docid, normalized(this.meta.quantized ? quantized(v) : v)));
     }
-    this.docs.set(docid, { userProvided: r.userProvided, regenerate: r.regenerate, textHash: r.textHash, slots });
+    const entry: DocEntry = { userProvided: r.userProvided, regenerate: r.regenerate, textHash: r.textHash, slots };
+    if (r.fragments) entry.fragments = r.fragments;
+    this.docs.set(docid, entry);
   }
 
   clear(): void {

@@ -5,8 +5,9 @@
 import type { Distribution } from './distance.js';
 import { DocumentTemplate } from './document-template.js';
 import { EmbedError } from './embed-error.js';
+import { fragmentsOf, type Fragments } from './fragments.js';
 import { HttpEmbedder, type Flavour } from './http-embedder.js';
-import { EMBEDDING, REPEAT, TEXT } from './json-template.js';
+import { EMBEDDING, FRAGMENT, REPEAT, TEXT } from './json-template.js';
 import { hubModelEmbedder } from './hub-model/hub-embedder.js';
 
 type Config = Record<string, unknown>;
@@ -15,14 +16,17 @@ type Config = Record<string, unknown>;
 export interface TextEmbedder {
   /** Known once configured or once a first embedding came back. */
   readonly dimensions: number | undefined;
+  /** Texts; for an embedder with fragments, the JSON of rendered fragments (`fragmentText`). */
   embed(texts: readonly string[], deadline?: number): Promise<Float32Array[]>;
 }
 
 export interface RuntimeEmbedder {
   name: string;
   source: string;
-  /** `null` for `userProvided`: vectors only come with documents and queries. */
+  /** `null` for `userProvided` (vectors only come with documents and queries) and for embedders with fragments. */
   template: DocumentTemplate | null;
+  /** Multimodal: documents and queries are embedded through these instead of a template. */
+  fragments: Fragments | null;
   indexing: TextEmbedder | null;
   search: TextEmbedder | null;
   /** Dimensions fixed by the configuration, if any. */
@@ -54,7 +58,8 @@ const num = (c: Config, k: string) => (typeof c[k] === 'number' ? (c[k] as numbe
 
 function http(flavour: Flavour, url: string, request: unknown, response: unknown, c: Config, dimensions: number | undefined, apiKey = str(c, 'apiKey')): HttpEmbedder {
   const headers = c['headers'] as Record<string, string> | undefined;
-  return new HttpEmbedder({ flavour, url, request, response, apiKey, headers, dimensions });
+  const placeholder = fragmentsOf(c) ? FRAGMENT : TEXT;
+  return new HttpEmbedder({ flavour, url, request, response, apiKey, headers, dimensions, placeholder });
 }
 
 function hostedModel(c: Config) {
@@ -97,13 +102,22 @@ function textEmbedder(c: Config): TextEmbedder | null {
 
 function fingerprintOf(c: Config): unknown {
   const keep = ['source', 'model', 'revision', 'pooling', 'dimensions', 'url', 'request', 'response', 'indexingFragments'];
-  return keep.map((k) => c[k] ?? null);
+  // Fragments are compared one by one at indexing (only those whose rendering changed are
+  // embedded again), so they stay out; the slot stays so that stored fingerprints still match.
+  return keep.map((k) => (k === 'indexingFragments' ? null : (c[k] ?? null)));
 }
 
 function templateOf(c: Config): DocumentTemplate | null {
-  if (c['source'] === 'userProvided') return null;
+  if (c['source'] === 'userProvided' || fragmentsOf(c)) return null;
   const t = str(c, 'documentTemplate');
   return new DocumentTemplate(t ?? undefined, num(c, 'documentTemplateMaxBytes') ?? undefined);
+}
+
+/** A composite embedder indexes with the indexing half's fragments and searches with the search half's. */
+function mergedFragments(ic: Config, sc: Config): Fragments | null {
+  const i = fragmentsOf(ic);
+  const s = fragmentsOf(sc);
+  return i || s ? { indexing: i?.indexing ?? [], search: s?.search ?? [] } : null;
 }
 
 /** The runtime embedder for a stored embedder setting; throws an EmbedError for an unusable one. */
@@ -119,6 +133,7 @@ export function buildEmbedder(name: string, c: Config): RuntimeEmbedder {
       name,
       source: 'composite',
       template: templateOf(ic),
+      fragments: mergedFragments(ic, sc),
       indexing,
       search,
       configuredDimensions: indexing?.dimensions ?? search?.dimensions,
@@ -132,6 +147,7 @@ export function buildEmbedder(name: string, c: Config): RuntimeEmbedder {
     name,
     source: c['source'] as string,
     template: templateOf(c),
+    fragments: fragmentsOf(c),
     indexing: te,
     search: te,
     configuredDimensions: te ? te.dimensions : num(c, 'dimensions'),

@@ -3,7 +3,8 @@
 // server). Texts go out in batches; transient failures are retried with backoff.
 
 import { EmbedError, replied } from './embed-error.js';
-import { InjectableValue, TemplateError, TEXT, EMBEDDING } from './json-template.js';
+import { fragmentValue } from './fragments.js';
+import { InjectableValue, TemplateError, TEXT, EMBEDDING, FRAGMENT } from './json-template.js';
 
 export type Flavour = 'rest' | 'hostedA' | 'localRunner';
 
@@ -16,6 +17,8 @@ export interface HttpEmbedderOptions {
   /** Known dimensions: embeddings of another size are refused. */
   dimensions?: number | undefined;
   flavour: Flavour;
+  /** `{{fragment}}` for an embedder with fragments: the request then carries rendered JSON values. */
+  placeholder?: string;
 }
 
 /** Knobs for tests and operators; the defaults are the reference's. */
@@ -74,7 +77,7 @@ export class HttpEmbedder {
 
   constructor(private readonly opts: HttpEmbedderOptions) {
     try {
-      this.request = new InjectableValue(opts.request, 'request', TEXT);
+      this.request = new InjectableValue(opts.request, 'request', opts.placeholder ?? TEXT);
       this.response = new InjectableValue(opts.response, 'response', EMBEDDING);
     } catch (e) {
       if (e instanceof TemplateError) throw new EmbedError('user', e.message);
@@ -111,7 +114,9 @@ export class HttpEmbedder {
   }
 
   private async embedChunk(texts: string[], deadline?: number): Promise<Float32Array[]> {
-    const body = JSON.stringify(this.request.inject(texts));
+    // Rendered fragments travel as their JSON and go out as the values they are.
+    const values = this.opts.placeholder === FRAGMENT ? texts.map(fragmentValue) : texts;
+    const body = JSON.stringify(this.request.inject(values));
     for (let attempt = 0; ; attempt++) {
       const result = await this.attempt(body, texts.length, deadline);
       if (!(result instanceof Attempt)) return result;

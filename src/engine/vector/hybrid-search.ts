@@ -5,12 +5,15 @@
 import { ApiError } from '../../errors/api-error.js';
 import type { IndexHandle } from '../index-handle.js';
 import type { ScoreValue } from '../search/execute.js';
-import { embedQuery, hybridMerge, keywordGoodEnough, resolveEmbedder, semanticSearch, vectorScoreDetails, type ResolvedEmbedder } from './semantic-search.js';
+import { embedSearchQuery } from './query-embedding.js';
+import { hybridMerge, keywordGoodEnough, resolveEmbedder, semanticSearch, vectorScoreDetails, type ResolvedEmbedder } from './semantic-search.js';
 
 export interface HybridParams {
   q?: string | null;
   hybrid?: { embedder: string; semanticRatio?: number } | null;
   vector?: number[] | null;
+  /** What the search fragments of the embedder read as `media` (POST only). */
+  media?: Record<string, unknown> | null;
 }
 
 /** The part of a keyword outcome the merge reads and replaces. */
@@ -41,6 +44,7 @@ export class SemanticPlan {
     readonly ratio: number,
     private readonly q: string | null,
     vector: Float32Array | null,
+    private readonly media: Record<string, unknown> | null,
   ) {
     this.queryVector = vector;
   }
@@ -52,16 +56,25 @@ export class SemanticPlan {
   static of(h: IndexHandle, p: HybridParams): SemanticPlan | null {
     const q = p.q && p.q.trim() !== '' ? p.q : null;
     const vector = p.vector ?? null;
+    const media = p.media ?? null;
+    if (media && vector) throw new ApiError('invalid_search_media_and_vector', 'Invalid request: both `media` and `vector` parameters are present.');
     if (!p.hybrid) {
       if (vector) throw new ApiError('missing_search_hybrid', 'Invalid request: missing `hybrid` parameter when `vector` is present.');
+      if (media) throw new ApiError('missing_search_hybrid', 'Invalid request: missing `hybrid` parameter when `media` is present.');
       return null;
     }
     const ratio = p.hybrid.semanticRatio ?? DEFAULT_SEMANTIC_RATIO;
     if (ratio === 0) return null;
-    if (q === null && !vector) return null;
+    if (q === null && !vector && !media) return null;
     const embedder = resolveEmbedder(h, p.hybrid.embedder, 'search', vector?.length);
+    if (media && !embedder.runtime.fragments?.search.length) {
+      throw new ApiError(
+        'invalid_search_media',
+        `Invalid request: \`media\` is only used through search fragments, and embedder \`${embedder.name}\` has no \`searchFragments\`.\n  - Hint: remove \`media\`, or choose an embedder with \`searchFragments\` in \`hybrid.embedder\`.`,
+      );
+    }
     const kind = ratio === 1 || q === null ? 'semantic' : 'hybrid';
-    return new SemanticPlan(h, kind, embedder, ratio, q, vector ? Float32Array.from(vector) : null);
+    return new SemanticPlan(h, kind, embedder, ratio, q, vector ? Float32Array.from(vector) : null, media);
   }
 
   /** What to ask the keyword search: nothing but the universe when semantic only, all hits up to the window's end when hybrid. */
@@ -72,15 +85,16 @@ export class SemanticPlan {
 
   async merge(keyword: OutcomeLike, w: { offset: number; limit: number }, allowed: Uint8Array | null, threshold: number | null): Promise<OutcomeLike> {
     const wanted = w.offset + w.limit;
-    if (this.kind === 'hybrid' && !this.queryVector && keywordGoodEnough(keyword.hits, wanted, this.ratio)) {
+    // `media` says what the keyword results cannot know: its semantic side always runs.
+    if (this.kind === 'hybrid' && !this.queryVector && !this.media && keywordGoodEnough(keyword.hits, wanted, this.ratio)) {
       return { ...keyword, hits: keyword.hits.slice(w.offset, wanted) };
     }
     if (!this.queryVector) {
       try {
-        this.queryVector = await embedQuery(this.embedder, this.q ?? '');
+        this.queryVector = await embedSearchQuery(this.embedder, { q: this.q, media: this.media });
       } catch (e) {
-        // Hybrid falls back to the keyword results when the query cannot be embedded.
-        if (this.kind === 'hybrid') return { ...keyword, hits: keyword.hits.slice(w.offset, wanted) };
+        // Hybrid falls back to the keyword results when the query text cannot be embedded.
+        if (this.kind === 'hybrid' && !this.media) return { ...keyword, hits: keyword.hits.slice(w.offset, wanted) };
         throw e;
       }
     }

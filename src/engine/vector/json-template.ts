@@ -1,4 +1,5 @@
-// JSON templates of the `rest` embedder: `request` holds `{{text}}` where a text goes and
+// JSON templates of the `rest` embedder: `request` holds `{{text}}` (or `{{fragment}}` for an
+// embedder with fragments) where a text goes and
 // `response` holds `{{embedding}}` where an embedding is found. Inside an array, a first item
 // followed by `{{..}}` is repeated once per text (request) or read once per embedding
 // (response), which is how several texts travel in one request.
@@ -6,6 +7,8 @@
 type Step = string | number;
 
 export const TEXT = '{{text}}';
+/** Where a rendered fragment goes, in the request of an embedder with fragments. */
+export const FRAGMENT = '{{fragment}}';
 export const EMBEDDING = '{{embedding}}';
 export const REPEAT = '{{..}}';
 

@@ -6,6 +6,7 @@ import { ApiError } from '../../errors/api-error.js';
 import { extractDocumentId, type Doc } from '../documents/primary-key.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { textHash } from './document-template.js';
+import { FragmentPlan } from './fragment-plan.js';
 import { EmbedError, indexingError } from './embed-error.js';
 import type { DocEntry, DocVectors, EmbedderMeta } from './embedder-state.js';
 import type { RuntimeEmbedder } from './embedders.js';
@@ -13,7 +14,10 @@ import { checkDimensions, parseVectorsEntry, vectorsObject } from './vectors-fie
 
 /** The parts of the configuration and settings that change the stored embeddings' texts. */
 export function indexingKey(e: RuntimeEmbedder, s: IndexSettings): string {
-  return JSON.stringify([e.template?.source ?? null, e.template?.maxBytes ?? null, e.quantized, e.template ? s.searchableAttributes : null]);
+  const key: unknown[] = [e.template?.source ?? null, e.template?.maxBytes ?? null, e.quantized, e.template ? s.searchableAttributes : null];
+  // Appended only when there are fragments, so the keys of other embedders stay as stored.
+  if (e.fragments) key.push(e.fragments.indexing.map((f) => [f.name, f.value]));
+  return JSON.stringify(key);
 }
 
 type Loader = () => Promise<DocVectors | null>;
@@ -35,6 +39,7 @@ export class DocumentPlanner {
   private readonly texts = new Map<string, string>();
   private readonly kept: [number, Loader, (r: DocVectors) => DocVectors][] = [];
   private readonly missing: { id: string; doc: Doc }[] = [];
+  private readonly fragmentPlan: FragmentPlan | null;
 
   constructor(
     readonly embedder: RuntimeEmbedder,
@@ -42,7 +47,9 @@ export class DocumentPlanner {
     private readonly settings: IndexSettings,
     private readonly primaryKey: string | null,
     private readonly opts: { strict: boolean; full: boolean },
-  ) {}
+  ) {
+    this.fragmentPlan = embedder.fragments ? new FragmentPlan(embedder.fragments, this.texts, opts.full) : null;
+  }
 
   private idOf(docid: number, doc: Doc): string {
     if (this.primaryKey) {
@@ -92,6 +99,11 @@ export class DocumentPlanner {
       if (this.opts.strict) this.missing.push({ id, doc });
       return;
     }
+    if (this.fragmentPlan) {
+      if (requantize && old && load && this.fragmentPlan.unchanged(doc, old)) return keep(false);
+      this.fragmentPlan.plan(docid, doc, old, load);
+      return;
+    }
     const text = this.embedder.template!.render(doc, this.settings.searchableAttributes);
     const hash = textHash(text);
     if (old && !old.userProvided && old.textHash === hash && !this.opts.full) {
@@ -130,17 +142,23 @@ export class DocumentPlanner {
     return this.texts;
   }
 
+  /** An embedding obtained for `hash`, checked against the embedder's dimensions. */
+  private obtained(vectors: Map<string, Float32Array>, hash: string): Float32Array {
+    const v = vectors.get(hash);
+    if (!v) throw indexingError(this.embedder.name, new EmbedError('undecided', 'no embedding was produced'));
+    if (this.meta.dims === null) this.meta = { ...this.meta, dims: v.length };
+    if (v.length !== this.meta.dims) {
+      throw indexingError(this.embedder.name, new EmbedError('runtime', `was expecting embeddings of dimension \`${this.meta.dims}\`, got embeddings of dimensions \`${v.length}\``));
+    }
+    return v;
+  }
+
   /** Turns the decisions into records, with the embeddings obtained for the texts. */
   async resolve(vectors: Map<string, Float32Array>, set: Map<number, DocVectors>, removed: Set<number>): Promise<void> {
     for (const [docid, hash] of this.pending) {
-      const v = vectors.get(hash);
-      if (!v) throw indexingError(this.embedder.name, new EmbedError('undecided', 'no embedding was produced'));
-      if (this.meta.dims === null) this.meta = { ...this.meta, dims: v.length };
-      if (v.length !== this.meta.dims) {
-        throw indexingError(this.embedder.name, new EmbedError('runtime', `was expecting embeddings of dimension \`${this.meta.dims}\`, got embeddings of dimensions \`${v.length}\``));
-      }
-      set.set(docid, { userProvided: false, regenerate: true, textHash: hash, vectors: [v] });
+      set.set(docid, { userProvided: false, regenerate: true, textHash: hash, vectors: [this.obtained(vectors, hash)] });
     }
+    if (this.fragmentPlan) await this.fragmentPlan.resolve((h) => this.obtained(vectors, h), set);
     for (const [docid, r] of this.decided) {
       if (r === null) removed.add(docid);
       else set.set(docid, r);

@@ -74,6 +74,12 @@ const hybridSchema = s.object({
 });
 
 /** Fields shared by the POST body and multi-search queries. */
+/** `media` is what search fragments read as `media.*`: an object (or null). */
+const mediaSchema = s.custom((v, ctx) => {
+  if (v !== null && (typeof v !== 'object' || Array.isArray(v))) throw typeError(ctx, 'an object', v);
+  return v as Record<string, unknown> | null;
+}, { type: ['object', 'null'] });
+
 export const searchFields = {
   q: s.field(s.string().nullable(), 'invalid_search_q'),
   vector: s.field(s.array(s.number()).nullable(), 'invalid_search_vector'),
@@ -102,7 +108,7 @@ export const searchFields = {
   hybrid: s.field(hybridSchema.nullable(), 'invalid_search_hybrid_query'),
   rankingScoreThreshold: s.field(threshold.nullable(), 'invalid_search_ranking_score_threshold'),
   locales: s.field(s.array(locale).nullable(), 'invalid_search_locales'),
-  media: s.field(s.any({ type: 'object' }), 'invalid_search_media'),
+  media: s.field(mediaSchema, 'invalid_search_media'),
   personalize: s.field(s.any({ type: 'object' }), 'invalid_search_personalize'),
   useNetwork: s.field(s.boolean(), 'invalid_search_use_network'),
 } satisfies Record<string, FieldDef>;
@@ -123,14 +129,11 @@ export const searchQueryString = s.object({
 
 type Parsed = ReturnType<typeof searchBody.validate> | ReturnType<typeof searchQueryString.validate>;
 
-/** Parameters the engine cannot serve here (semantic search) answer with the reference's codes. */
+/** `vector` without an embedder to compare it with answers the reference's code before anything runs. */
 function checkUnsupported(p: Record<string, unknown>): void {
   const embedder = (p['hybrid'] as { embedder?: string } | null | undefined)?.embedder ?? (p['hybridEmbedder'] as string | undefined);
   if (p['vector'] !== undefined && p['vector'] !== null && embedder === undefined) {
     throw new ApiError('missing_search_hybrid', 'Invalid request: missing `hybrid` parameter when `vector` is present.');
-  }
-  if (p['media'] !== undefined && p['media'] !== null) {
-    throw new ApiError('invalid_search_media', 'Invalid request: `media` requires an embedder; this index has none configured.');
   }
 }
 
@@ -149,6 +152,7 @@ export function toSearchQuery(p: Parsed): SearchQuery {
   }
   if (copy['vector'] !== undefined) q.vector = copy['vector'] as number[] | null;
   if (copy['hybrid'] !== undefined) q.hybrid = copy['hybrid'] as SearchQuery['hybrid'];
+  if (copy['media'] !== undefined) q.media = copy['media'] as SearchQuery['media'];
   if (typeof copy['hybridEmbedder'] === 'string') {
     const ratio = copy['hybridSemanticRatio'] as number | undefined;
     q.hybrid = { embedder: copy['hybridEmbedder'], ...(ratio !== undefined ? { semanticRatio: ratio } : {}) };
