@@ -198,3 +198,62 @@ describe('search through fragments', () => {
     });
   });
 });
+
+describe('_vectors filters', () => {
+  const ids = async (index: Index, filter: string) => (await index.search(null, { filter, limit: 50 })).hits.map((h) => h['id']).sort();
+
+  it('select documents by embedder, origin and fragment, in search', async () => {
+    expect(await ids(dogs, '_vectors EXISTS')).toEqual([0, 1, 2, 3]);
+    expect(await ids(dogs, '_vectors.rest EXISTS')).toEqual([0, 1, 2, 3]);
+    expect(await ids(dogs, '_vectors.rest.userProvided EXISTS')).toEqual([1]);
+    expect(await ids(dogs, '_vectors.rest.documentTemplate EXISTS')).toEqual([]);
+    expect(await ids(dogs, '_vectors.rest.regenerate EXISTS')).toEqual([0, 2, 3]);
+    expect(await ids(dogs, '_vectors.rest.fragments.withBreed EXISTS')).toEqual([2, 3]);
+    expect(await ids(dogs, '_vectors.rest.fragments.basic EXISTS')).toEqual([0, 2, 3]);
+    expect(await ids(dogs, '_vectors.rest.fragments.withBreed NOT EXISTS')).toEqual([0, 1]);
+    expect(await ids(dogs, 'NOT _vectors.rest.regenerate EXISTS AND breed NOT EXISTS')).toEqual([1]);
+  });
+
+  it('tell template, user-provided and opted-out documents apart, in document fetch and delete', async () => {
+    const mixed = t.client.index('mixed');
+    const task = await mixed
+      .updateEmbedders({
+        manual: { source: 'userProvided', dimensions: 3 },
+        tmpl: { source: 'rest', url: single.url, dimensions: 3, request: '{{text}}', response: { data: '{{embedding}}' }, documentTemplate: '{{ doc.name }}' } as never,
+      })
+      .waitTask();
+    expect(task.status, JSON.stringify(task.error)).toBe('succeeded');
+    await mixed
+      .addDocuments(
+        [
+          { id: 1, name: 'kefir', _vectors: { manual: [1, 0, 0] } },
+          { id: 2, name: 'intel', _vectors: { manual: null } },
+          { id: 3, name: 'dustin', _vectors: { manual: [0, 1, 0], tmpl: [1, 1, 1] } },
+        ],
+        { primaryKey: 'id' },
+      )
+      .waitTask();
+    const fetched = async (filter: string) => (await mixed.getDocuments({ filter })).results.map((d) => d['id']).sort();
+    expect(await fetched('_vectors.manual EXISTS')).toEqual([1, 3]);
+    expect(await fetched('_vectors.manual NOT EXISTS')).toEqual([2]);
+    expect(await fetched('_vectors.manual.userProvided EXISTS')).toEqual([1, 2, 3]);
+    expect(await fetched('_vectors.tmpl.documentTemplate EXISTS')).toEqual([1, 2]);
+    expect(await fetched('_vectors.tmpl.userProvided EXISTS')).toEqual([3]);
+    const deleted = await mixed.deleteDocuments({ filter: '_vectors.tmpl.userProvided EXISTS' }).waitTask();
+    expect(deleted.status, JSON.stringify(deleted.error)).toBe('succeeded');
+    expect(await fetched('_vectors EXISTS')).toEqual([1, 2]);
+  });
+
+  it('name an unknown embedder or fragment, and refuse other operators', async () => {
+    expect(await apiError(dogs.search(null, { filter: '_vectors.nope EXISTS' }))).toEqual({
+      code: 'invalid_search_filter',
+      message: 'Index `dogs`: The embedder `nope` does not exist. Available embedders are: `rest`.\n1:14 _vectors.nope EXISTS',
+    });
+    const e = await apiError(dogs.getDocuments({ filter: '_vectors.rest.fragments.nope EXISTS' }));
+    expect(e.code).toBe('invalid_document_filter');
+    expect(e.message).toContain('The fragment `nope` does not exist on embedder `rest`. Available fragments on this embedder are: `basic`, `withBreed`.');
+    const op = await apiError(dogs.search(null, { filter: '_vectors.rest = 1' }));
+    expect(op.code).toBe('invalid_search_filter');
+    expect(op.message).toContain('vector filters only accept `EXISTS` and `NOT EXISTS`');
+  });
+});

@@ -8,6 +8,7 @@ import type { IndexHandle } from '../index-handle.js';
 import type { RankingRule } from '../ranking/rule.js';
 import { FilterError } from '../filter/errors.js';
 import { FilterEvaluator } from '../filter/evaluate.js';
+import { vectorFactsOf } from '../vector/vector-facts.js';
 import { parseFilter, type FilterParseOptions } from '../filter/filter-tree.js';
 import { Bitmap } from './bitmap.js';
 import { computeFacets, type FacetsResult } from './distribution.js';
@@ -78,7 +79,7 @@ export function filterBitmap(h: IndexHandle, filter: unknown, opts: FilterOption
   const node = parseFilter(filter, opts);
   if (!node) return null;
   try {
-    return new FilterEvaluator(facetStateOf(h), h.meta.settings.filterableAttributes).evaluate(node);
+    return new FilterEvaluator(facetStateOf(h), h.meta.settings.filterableAttributes, vectorFactsOf(h)).evaluate(node);
   } catch (e) {
     if (!(e instanceof FilterError)) throw e;
     const err = e.toApiError(opts.code);

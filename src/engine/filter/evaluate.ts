@@ -11,6 +11,7 @@ import { finiteFloat, parseRustFloat } from './lexer.js';
 import {
   isFilterable, matchingFeatures, notFilterableMessage, operatorNotAllowedMessage, type AttributeFeatures,
 } from './rules.js';
+import { evaluateVectorFilter, isVectorField, type VectorFacts } from './vector-filter.js';
 
 type Rules = readonly (string | FilterableAttributeRule)[];
 
@@ -57,12 +58,15 @@ export class FilterEvaluator {
   constructor(
     private readonly state: FacetState,
     private readonly rules: Rules,
+    /** The index's embeddings, for `_vectors` filters. */
+    private readonly vectors: VectorFacts | null = null,
   ) {
     this.cap = state.capacity();
   }
 
   evaluate(node: FilterNode): Bitmap {
     for (const t of filterFields(node)) {
+      if (isVectorField(t.value)) continue;
       const m = matchingFeatures(t.value, this.rules);
       if (!m || !isFilterable(m.features)) throw tokenError(t, notFilterableMessage(t.value, this.rules));
     }
@@ -87,6 +91,7 @@ export class FilterEvaluator {
         return acc;
       }
       case 'in': {
+        if (isVectorField(node.field.value)) return evaluateVectorFilter(node.field, 'IN', this.vectors, this.cap);
         const acc = new Bitmap(this.cap);
         const target = this.target(node.field);
         if (!target) return acc;
@@ -94,6 +99,7 @@ export class FilterEvaluator {
         return acc;
       }
       case 'condition': {
+        if (isVectorField(node.field.value)) return evaluateVectorFilter(node.field, node.cond.op, this.vectors, this.cap);
         const target = this.target(node.field);
         return target ? this.condition(target, node.cond, hint) : new Bitmap(this.cap);
       }
