@@ -257,3 +257,17 @@ describe('_vectors filters', () => {
     expect(op.message).toContain('vector filters only accept `EXISTS` and `NOT EXISTS`');
   });
 });
+
+describe('after a restart', () => {
+  it('keeps the fragment embeddings and still re-embeds only changed renderings', async () => {
+    const dir = t.dir;
+    await t.close({ keepData: true });
+    t = await startTestNode([], dir);
+    dogs = t.client.index('dogs');
+    expect((await vectorsOf(dogs))[2]).toEqual({ embeddings: [[1, 1, 0], [1, 1, -1]], regenerate: true });
+    const before = single.received.length;
+    await dogs.updateDocuments([{ id: 2, breed: 'bulldog' }]).waitTask();
+    expect(single.received.slice(before).map((r) => r.body)).toEqual(['intel is a bulldog']);
+    expect((await vectorsOf(dogs))[2]).toEqual({ embeddings: [[1, 1, 0], [1, 1, 1]], regenerate: true });
+  });
+});
