@@ -63,6 +63,11 @@ export class Metrics {
 
   // Indexes.
   readonly indexDocuments = this.gauge('index_documents', 'Documents stored in the index', ['index']);
+  readonly vectorGraphPending = this.gauge(
+    'vector_graph_pending_vectors',
+    'Vectors stored but not yet linked into the approximate search graph (searched exactly meanwhile)',
+    ['index'],
+  );
   readonly indexSize = this.gauge('index_size_bytes', 'Approximate size on disk of the index', ['index']);
   readonly databaseSize = this.gauge('database_size_bytes', 'Size on disk of the node\'s database', []);
   readonly documentsIndexed = this.counter('documents_indexed_total', 'Documents added or updated by succeeded tasks', ['index']);

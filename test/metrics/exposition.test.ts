@@ -122,6 +122,22 @@ describe('GET /metrics', () => {
     expect(valueOf(s, 'trine_nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
   });
 
+  it('shows how many vectors the approximate graph has yet to link, down to 0 once it is built', async () => {
+    const vecs = n.client.index('vecs');
+    await vecs.updateEmbedders({ e: { source: 'userProvided', dimensions: 3 } }).waitTask();
+    // Small sets are searched exactly and need no graph; past 4096 vectors one is built.
+    const docs = Array.from({ length: 4200 }, (_, i) => ({ id: i, _vectors: { e: [Math.cos(i), Math.sin(i), (i % 7) / 7] } }));
+    await vecs.addDocuments(docs).waitTask();
+    let pending = valueOf(await samples(), 'trine_vector_graph_pending_vectors', { index: 'vecs' });
+    expect(pending).toBeDefined();
+    for (let i = 0; i < 300 && pending !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      pending = valueOf(await samples(), 'trine_vector_graph_pending_vectors', { index: 'vecs' });
+    }
+    expect(pending).toBe(0);
+    expect(valueOf(await samples(), 'trine_vector_graph_pending_vectors', { index: 'movies' })).toBe(0);
+  }, 60_000);
+
   it('records search latency for existing indexes only', async () => {
     const m = n.node.ctx.metrics;
     m.searchTimer('movies')();
