@@ -5,12 +5,11 @@
 // Kinds that need the search route fall back to the documents route (filters, sorts) or are
 // reported as unavailable while that route does not exist on the server.
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { spawnNode } from '../helpers/node.js';
 
 interface City {
   cityId: number;
@@ -23,7 +22,6 @@ interface City {
 }
 
 const require = createRequire(import.meta.url);
-const MAIN = resolve(import.meta.dirname, '../../src/main.js');
 const QUERIES = Number(process.env['BENCH_QUERIES'] ?? 1000);
 const INDEX = 'cities';
 
@@ -39,34 +37,6 @@ function rng(seed: number): () => number {
   };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const a = srv.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      srv.close(() => res(port));
-    });
-    srv.on('error', rej);
-  });
-}
-
-async function startServer(dir: string): Promise<{ url: string; proc: ChildProcess }> {
-  const port = await freePort();
-  const proc = spawn(process.execPath, [MAIN, '--db-path', dir, '--http-addr', `127.0.0.1:${port}`, '--log-level', 'error'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) return { url, proc };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the server did not start');
-}
 
 async function call(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
   const r = await fetch(url + path, {
@@ -114,7 +84,8 @@ interface Kind {
 
 export async function runFilterBench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'trine-bench-filters-'));
-  const { url, proc } = await startServer(dir);
+  const node = await spawnNode(['--log-level', 'error'], dir);
+  const url = node.url;
   try {
     const docs = documents();
     const settings = await call(url, 'PATCH', `/indexes/${INDEX}/settings`, {
@@ -200,8 +171,7 @@ export async function runFilterBench(): Promise<void> {
       console.log(`${k.name.padEnd(28)} ${String(times.length).padStart(5)} ${p50!.padStart(8)} ${p95!.padStart(8)} ${p99!.padStart(8)}  ≤ ${k.target} ${ok}`);
     }
   } finally {
-    proc.kill('SIGTERM');
-    await new Promise((r) => proc.once('exit', r));
+    await node.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
 }

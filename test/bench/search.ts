@@ -6,50 +6,19 @@
 // to its health check and first search. MiniSearch (fuzzy 0.2, prefix) answers the same queries in this
 // process on the same documents, for comparison.
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import MiniSearch from 'minisearch';
 import { TypoMatcher, typoBudget } from '../../src/engine/tokenizer/index.js';
+import { spawnNode } from '../helpers/node.js';
 import { loadMisspellings, loadSynsets, pick, rng, type SynsetDoc } from './wordnet.js';
 
-const MAIN = resolve(import.meta.dirname, '../../src/main.js');
 const QUERIES = Number(process.env['BENCH_QUERIES'] ?? 1000);
 // MiniSearch needs up to seconds per query on this corpus: it answers the first of each kind's queries only.
 const MINI_QUERIES = Number(process.env['BENCH_MINI_QUERIES'] ?? 200);
 const INDEX = 'wordnet';
 const TOP = 10;
-
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const a = srv.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      srv.close(() => res(port));
-    });
-    srv.on('error', rej);
-  });
-}
-
-async function startServer(dir: string, at?: string): Promise<{ url: string; proc: ChildProcess }> {
-  const port = at ? Number(new URL(at).port) : await freePort();
-  const proc = spawn(process.execPath, [MAIN, '--db-path', dir, '--http-addr', `127.0.0.1:${port}`, '--log-level', 'error'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 1500; i++) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) return { url, proc };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('the server did not start');
-}
 
 /** Peak resident memory of a process so far (Linux), in bytes. */
 function peakRss(pid: number): number {
@@ -148,9 +117,8 @@ export async function runSearchBench(): Promise<void> {
   );
 
   const dir = mkdtempSync(join(tmpdir(), 'trine-bench-search-'));
-  const started = await startServer(dir);
-  const url = started.url;
-  let proc = started.proc;
+  let node = await spawnNode(['--log-level', 'error'], dir);
+  const url = node.url;
   const trine = new Map<string, Timing>();
   let trineHits = 0;
   let trineExact = 0;
@@ -177,7 +145,7 @@ export async function runSearchBench(): Promise<void> {
       await new Promise((r) => setTimeout(r, 10));
     }
     const importS = (performance.now() - t0) / 1000;
-    const rss = peakRss(proc.pid!);
+    const rss = peakRss(node.proc.pid!);
     console.log(
       `import: ${docs.length} documents in ${importS.toFixed(1)} s (${Math.round(docs.length / importS)} docs/s; target ≤ 15 s), ` +
         `peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB (target ≤ 1024), size on disk ${(diskSize(dir) / 2 ** 20).toFixed(0)} MiB`,
@@ -208,11 +176,9 @@ export async function runSearchBench(): Promise<void> {
     }
     // A restart on the same store, killed without warning: time until /health answers and
     // the first search after it (the foundation's target: up in under 5 s on 100k documents).
-    proc.kill('SIGKILL');
-    await new Promise((r) => proc.once('exit', r));
+    await node.kill('SIGKILL');
     const r0 = performance.now();
-    const again = await startServer(dir, url);
-    proc = again.proc;
+    node = await spawnNode(['--log-level', 'error'], dir, node.port);
     const up = performance.now() - r0;
     const f0 = performance.now();
     const first = await fetch(`${url}/indexes/${INDEX}/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ q: 'tree', limit: TOP }) });
@@ -221,8 +187,7 @@ export async function runSearchBench(): Promise<void> {
     if (first.status !== 200) throw new Error(`search after restart: ${first.status}`);
     console.log(`restart after kill -9 on ${docs.length} documents: /health answers after ${(up / 1000).toFixed(2)} s (target < 5 s), first search ${firstMs.toFixed(0)} ms`);
   } finally {
-    proc.kill('SIGTERM');
-    if (proc.exitCode === null && proc.signalCode === null) await new Promise((r) => proc.once('exit', r));
+    await node.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
 
