@@ -146,14 +146,15 @@ export class MatchTable {
     this.everyField = opts.weights.every((w, f) => w >= 0 || state.rules.weight(f) < 0) && state.rules.weightTable().every((w) => w >= 0);
     this.anyExactField = opts.exactFields.some((x) => x === 1);
     try {
-      if (eager && this.replayScan()) return;
+      const keptKey = eager ? this.scanKey() : null;
+      if (keptKey !== null && this.replayScan(keptKey)) return;
       if (eager) this.scanAll();
       else if (opts.anchored) {
         for (const u of units) if (u.start === 0) this.maskUnit(u, false);
         for (const u of units) if (u.start !== 0) this.maskUnit(u, true);
       } else for (const u of units) this.maskUnit(u, false);
       this.collect();
-      if (eager) this.recordScan();
+      if (keptKey !== null) this.recordScan(keptKey);
     } catch (e) {
       this.release();
       throw e;
@@ -222,9 +223,7 @@ export class MatchTable {
   }
 
   /** Fills the table from a kept scan of this state, if there is one. */
-  private replayScan(): boolean {
-    const key = this.scanKey();
-    if (key === null) return false;
+  private replayScan(key: string): boolean {
     const kept = this.state.memo.get(key) as KeptScan | undefined;
     if (!kept) return false;
     const { mask, agg, blocks, U } = this;
@@ -247,9 +246,7 @@ export class MatchTable {
    * Keeps the outcome of a large one-unit scan for the next searches of the same state:
    * the short prefixes typed first in search-as-you-type read the longest lists there are.
    */
-  private recordScan(): void {
-    const key = this.scanKey();
-    if (key === null) return;
+  private recordScan(key: string): void {
     const memo = this.state.memo;
     const budget = (memo.get(KEPT_SCAN_BUDGET) as { docs: number } | undefined) ?? { docs: 0 };
     if (budget.docs + this.docs.length > KEPT_SCAN_MAX_DOCS) return;
