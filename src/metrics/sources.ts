@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../engine/engine.js';
-import { EXACT_LIMIT, type EmbedderState } from '../engine/vector/embedder-state.js';
 import { vectorPartOf } from '../engine/vector/semantic-search.js';
 import type { SoftState, Status } from '../raft/core/index.js';
 import type { BatchRecord } from '../tasks/batch.js';
@@ -50,14 +49,6 @@ function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
 
-/** Vectors the graph does not cover yet; sets small enough for exact search need no graph. */
-function graphPending(e: EmbedderState): number {
-  const slots = e.slots;
-  if (!slots) return 0;
-  if (!e.graph && slots.live < EXACT_LIMIT) return 0;
-  return slots.count - (e.graph?.size ?? 0);
-}
-
 /** Index gauges are read from the engine at scrape time, so a deleted index simply disappears. */
 export function connectEngine(m: Metrics, engine: Engine): void {
   m.indexExists = (uid) => engine.indexes.has(uid);
@@ -71,7 +62,7 @@ export function connectEngine(m: Metrics, engine: Engine): void {
       const part = vectorPartOf(h);
       if (!part) continue;
       let pending = 0;
-      for (const e of part.embedders.values()) pending += graphPending(e);
+      for (const e of part.embedders.values()) pending += e.graphPending();
       m.vectorGraphPending.set({ index: h.uid }, pending);
     }
   });

@@ -178,13 +178,25 @@ export class EmbedderState {
     return top.sorted();
   }
 
+  /** Whether searches need a graph: above EXACT_LIMIT, or once one exists. */
+  private wantsGraph(slots: VectorSlots): boolean {
+    return this.graph !== null || slots.live >= EXACT_LIMIT;
+  }
+
+  /** Vectors the graph does not cover yet (searched exactly meanwhile); 0 when none is wanted. */
+  graphPending(): number {
+    const slots = this.slots;
+    if (!slots || !this.wantsGraph(slots)) return 0;
+    return slots.count - (this.graph?.size ?? 0);
+  }
+
   /** Brings the graph up to date with the slots, a little at a time, off the request path. */
   scheduleIndexing(): void {
     const slots = this.slots;
     if (!slots || this.indexing) return;
     // Mostly dead slots: start over on a compact copy rather than keep walking tombstones.
     if (slots.count > EXACT_LIMIT && slots.live * 2 < slots.count) this.compact();
-    if (this.slots!.live < EXACT_LIMIT && !this.graph) return;
+    if (!this.wantsGraph(this.slots!)) return;
     this.indexing = true;
     const step = () => {
       const s = this.slots;
