@@ -314,7 +314,7 @@ async function finishDocuments(
       }
       const turns = new Yielder();
       for (const [docid, after] of st.changed) {
-        if (after) wb.put(handle.docKey(docid), encoded.get(docid) ?? JSON.stringify(after));
+        if (after) wb.put(handle.docKey(docid), encoded.get(docid)!);
         else if (!st.cleared) wb.del(handle.docKey(docid));
         await turns.maybe();
       }
