@@ -43,23 +43,11 @@ export class Metrics {
 
   // HTTP. `route` is the route's URL template (or "unmatched"), never the raw URL.
   readonly httpRequests = this.counter('http_requests_total', 'HTTP requests answered', ['method', 'route', 'status']);
-  readonly httpDuration = new Histogram({
-    name: `${METRIC_PREFIX}http_request_duration_seconds`,
-    help: 'Time from receiving an HTTP request to finishing its response',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly httpDuration = this.histogram('http_request_duration_seconds', 'Time from receiving an HTTP request to finishing its response', ['method', 'route', 'status'], LATENCY_BUCKETS);
   readonly httpInFlight = this.gauge('http_requests_in_flight', 'HTTP requests being answered', []);
 
   // Search.
-  readonly searchDuration = new Histogram({
-    name: `${METRIC_PREFIX}search_duration_seconds`,
-    help: 'Time to answer a search on an existing index, by index uid',
-    labelNames: ['index'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly searchDuration = this.histogram('search_duration_seconds', 'Time to answer a search on an existing index, by index uid', ['index'], LATENCY_BUCKETS);
 
   // Indexes.
   readonly indexDocuments = this.gauge('index_documents', 'Documents stored in the index', ['index']);
@@ -77,26 +65,9 @@ export class Metrics {
   readonly tasks = this.gauge('tasks', 'Tasks held by the node, by type and status', ['type', 'status']);
   readonly tasksEnqueued = this.counter('tasks_enqueued_total', 'Tasks registered in the log and applied by this node', ['type']);
   readonly tasksFinished = this.counter('tasks_finished_total', 'Tasks that reached a final status on this node', ['type', 'status']);
-  readonly taskDuration = new Histogram({
-    name: `${METRIC_PREFIX}task_duration_seconds`,
-    help: 'Processing time of succeeded and failed tasks (the time of the batch that held them)',
-    labelNames: ['type'] as const,
-    buckets: TASK_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly taskWait = new Histogram({
-    name: `${METRIC_PREFIX}task_wait_seconds`,
-    help: 'Time tasks waited in the queue, from enqueuedAt to startedAt',
-    labelNames: ['type'] as const,
-    buckets: TASK_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly batchDuration = new Histogram({
-    name: `${METRIC_PREFIX}batch_duration_seconds`,
-    help: 'Processing time of batches',
-    buckets: TASK_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly taskDuration = this.histogram('task_duration_seconds', 'Processing time of succeeded and failed tasks (the time of the batch that held them)', ['type'], TASK_BUCKETS);
+  readonly taskWait = this.histogram('task_wait_seconds', 'Time tasks waited in the queue, from enqueuedAt to startedAt', ['type'], TASK_BUCKETS);
+  readonly batchDuration = this.histogram('batch_duration_seconds', 'Processing time of batches', [], TASK_BUCKETS);
 
   // Raft.
   readonly raftRole = this.gauge('raft_role', '1 for the role this node has now, 0 for the others', ['role']);
@@ -111,34 +82,17 @@ export class Metrics {
   );
   readonly raftLeaderChanges = this.counter('raft_leader_changes_total', 'Times this node saw a new leader', []);
   readonly raftElections = this.counter('raft_elections_total', 'Elections this node started as a candidate', []);
-  readonly raftAppendEntries = new Histogram({
-    name: `${METRIC_PREFIX}raft_append_entries_duration_seconds`,
-    help: 'Round trip of a batch of Raft messages (AppendEntries, heartbeats, votes) sent to a peer',
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly raftAppendEntries = this.histogram('raft_append_entries_duration_seconds', 'Round trip of a batch of Raft messages (AppendEntries, heartbeats, votes) sent to a peer', [], LATENCY_BUCKETS);
   readonly snapshotsSent = this.counter('raft_snapshots_sent_total', 'Snapshots streamed to followers, by outcome', ['result']);
   readonly snapshotsInstalled = this.counter('raft_snapshots_installed_total', 'Snapshots from the leader installed on this node', []);
 
   // gRPC, client side: every call this node made to another.
   readonly grpcCalls = this.counter('grpc_client_calls_total', 'gRPC calls to other nodes, by method and status code', ['method', 'code']);
-  readonly grpcDuration = new Histogram({
-    name: `${METRIC_PREFIX}grpc_client_call_duration_seconds`,
-    help: 'Duration of gRPC calls to other nodes',
-    labelNames: ['method'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly grpcDuration = this.histogram('grpc_client_call_duration_seconds', 'Duration of gRPC calls to other nodes', ['method'], LATENCY_BUCKETS);
 
   // gRPC, server side: every call another node made to this one.
   readonly grpcServed = this.counter('grpc_server_calls_total', 'gRPC calls served to other nodes, by method and status code', ['method', 'code']);
-  readonly grpcServedDuration = new Histogram({
-    name: `${METRIC_PREFIX}grpc_server_call_duration_seconds`,
-    help: 'Duration of gRPC calls served to other nodes',
-    labelNames: ['method'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly grpcServedDuration = this.histogram('grpc_server_call_duration_seconds', 'Duration of gRPC calls served to other nodes', ['method'], LATENCY_BUCKETS);
 
   private readonly indexLabelled: IndexLabelled[] = [this.searchDuration, this.documentsIndexed, this.documentsDeleted];
   private readonly seenIndexes = new Set<string>();
@@ -153,6 +107,10 @@ export class Metrics {
 
   private counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {
     return new Counter({ name: `${METRIC_PREFIX}${name}`, help, labelNames, registers: [this.registry] });
+  }
+
+  private histogram<L extends string>(name: string, help: string, labelNames: L[], buckets: number[]): Histogram<L> {
+    return new Histogram({ name: `${METRIC_PREFIX}${name}`, help, labelNames, buckets, registers: [this.registry] });
   }
 
   private gauge<L extends string>(name: string, help: string, labelNames: L[]): Gauge<L> {
