@@ -334,6 +334,22 @@ export class RaftReplicator implements Replicator {
     return this.waitUntil(() => this.appliedIndex >= index, timeoutMs);
   }
 
+  async catchUp(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    let commit: number;
+    if (this.isLeader()) commit = this.driver.status().commit;
+    else {
+      const leader = this.leaderId();
+      if (!leader || leader === this.nodeId || !this.peers.has(leader)) return false;
+      try {
+        commit = (await this.peers.status(leader, timeoutMs)).commitIndex;
+      } catch {
+        return false;
+      }
+    }
+    return this.waitApplied(commit, Math.max(1, deadline - Date.now()));
+  }
+
   /** Proposes on this node, which must lead. Resolves once applied here. */
   proposeLocal(data: Uint8Array, timeoutMs: number): Promise<Applied> {
     return this.pending.track(this.driver.propose(data), timeoutMs);

@@ -51,6 +51,11 @@ export interface Replicator {
   status(): { self: NodeStatus; nodes: NodeStatus[] };
   /** Resolves true once `pred()` holds (checked after each applied entry), false after `timeoutMs`. */
   waitUntil(pred: () => boolean, timeoutMs: number): Promise<boolean>;
+  /**
+   * Resolves true once this node has applied everything the leader had committed when asked
+   * (a read index), false when no leader answered or applying took longer than `timeoutMs`.
+   */
+  catchUp(timeoutMs: number): Promise<boolean>;
   clusterView(timeoutMs?: number): Promise<ClusterView>;
   /** Adds a node as a learner; it becomes a voter once it has caught up. */
   addNode(id: string, raftAddr: string): Promise<void>;

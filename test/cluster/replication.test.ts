@@ -49,6 +49,24 @@ describe('a three-node cluster', () => {
     }
   });
 
+  it('knows a task enqueued through another node as soon as that node answers, as a client polling behind a load balancer expects', async () => {
+    const lead = await c.waitForLeader();
+    const [a, b] = [0, 1, 2].filter((i) => i !== lead) as [number, number];
+    for (let k = 0; k < 20; k++) {
+      const [from, to] = k % 2 ? [a, b] : [b, lead];
+      const r = await post(c.url(from), '/indexes/polled/documents', [{ id: k }]);
+      const { taskUid } = (await r.json()) as { taskUid: number };
+      const [task, own] = await Promise.all([fetch(`${c.url(to)}/tasks/${taskUid}`), fetch(`${c.url(from)}/tasks/${taskUid}`)]);
+      expect(task.status).toBe(200);
+      expect(own.status).toBe(200);
+      expect(((await task.json()) as { uid: number }).uid).toBe(taskUid);
+    }
+    // A uid that exists nowhere is still not found, once this node has caught up.
+    const missing = await fetch(`${c.url(a)}/tasks/4000000000`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ code: 'task_not_found' });
+  });
+
   it('shows every member in GET /cluster on any node', async () => {
     const lead = await c.waitForLeader();
     for (const i of [0, 1, 2]) {

@@ -15,6 +15,13 @@ function describeParams(params: readonly string[]): Record<string, FieldDef> {
   return out;
 }
 
+/**
+ * A task or batch uid this node has not seen yet may exist on the leader (a client enqueues
+ * through one node and polls another): catch up with the leader's commit, this long at most,
+ * before answering not found.
+ */
+const CATCH_UP_MS = 2_000;
+
 const listQueryDoc = s.object(describeParams(LIST_PARAMS));
 const filterQueryDoc = s.object(describeParams([...FILTER_PARAMS, 'customMetadata']));
 
@@ -109,7 +116,10 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (!/^\d+$/.test(raw) || Number(raw) > 0xffffffff) {
         throw new ApiError('invalid_task_uids', `Invalid value in parameter \`taskUid\`: could not parse \`${raw}\` as a positive integer`);
       }
-      const t = ctx.queue.get(Number(raw));
+      const uid = Number(raw);
+      // Enqueued through another node a moment ago: the log entry may not be applied here yet.
+      if (uid >= ctx.queue.nextTaskUid) await ctx.replicator.catchUp(CATCH_UP_MS);
+      const t = ctx.queue.get(uid);
       if (!t || taskVisibility(req)?.(t) === false) throw new ApiError('task_not_found', `Task \`${raw}\` not found.`);
       return taskView(t);
     },
@@ -208,7 +218,9 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
       if (!/^\d+$/.test(raw)) {
         throw new ApiError('invalid_batch_uids', `Invalid value in parameter \`batchUid\`: could not parse \`${raw}\` as a positive integer`);
       }
-      const b = ctx.queue.batches.get(Number(raw));
+      const uid = Number(raw);
+      if (uid >= ctx.queue.nextBatchUid) await ctx.replicator.catchUp(CATCH_UP_MS);
+      const b = ctx.queue.batches.get(uid);
       if (!b || !batchVisible(req, b)) throw new ApiError('batch_not_found', `Batch \`${raw}\` not found.`);
       return batchView(b, () => b.taskUids.map((u) => ctx.queue.get(u)).filter((t): t is TaskRecord => !!t));
     },
