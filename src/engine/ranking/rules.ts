@@ -69,3 +69,27 @@ export function rankingRules(
   }
   return out;
 }
+
+/**
+ * The rules that order semantic hits, as the reference builds them for a vector search:
+ * the first of words/typo/proximity/attribute/exactness becomes the vector sort (or it
+ * comes last when there is none), the sort rules keep their places around it.
+ */
+export function semanticRules(settingsRules: readonly string[], sort: readonly SortCriterion[]): { before: RankingRule[]; after: RankingRule[] } {
+  const before: RankingRule[] = [];
+  const after: RankingRule[] = [];
+  const sorted = new Set<string>();
+  let vector = false;
+  const pushSort = (field: string, ascending: boolean, rule?: RankingRule) => {
+    if (sorted.has(field)) return;
+    sorted.add(field);
+    (vector ? after : before).push(rule ?? sortRule(field, ascending));
+  };
+  for (const rr of settingsRules) {
+    const custom = /^(.+):(asc|desc)$/.exec(rr);
+    if (custom) pushSort(custom[1]!, custom[2] === 'asc');
+    else if (rr === 'sort') for (const c of sort) pushSort(c.field, c.ascending, c.rule);
+    else if (QUERY_RULES[rr]) vector = true;
+  }
+  return { before, after };
+}

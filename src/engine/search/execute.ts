@@ -246,6 +246,11 @@ class Context implements RankingContext {
   }
 }
 
+/** A context for the sort rules alone (no query terms), e.g. to order semantic hits. */
+export function sortContext(state: IndexState): RankingContext {
+  return new Context(state, [], [], null, 0, false, 0);
+}
+
 export function executeSearch(state: IndexState, settings: IndexSettings, req: SearchRequest): SearchOutcome {
   const started = performance.now();
   const deadline = started + (settings.searchCutoffMs ?? DEFAULT_SEARCH_CUTOFF_MS);

@@ -14,12 +14,14 @@ import {
 } from '../facets/index.js';
 import type { IndexHandle } from '../index-handle.js';
 import type { IndexState } from '../index/index-state.js';
+import { distinctKeys } from '../index/field-values.js';
+import { semanticRules } from '../ranking/rules.js';
 import { searchStateOf } from '../index/trine-search-index.js';
 import { HitFormatter } from '../format/format-hit.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { SemanticPlan } from '../vector/hybrid-search.js';
 import { documentVectors } from '../vector/semantic-search.js';
-import { checkAttributesToSearchOn, executeSearch, type RankedHit } from './execute.js';
+import { checkAttributesToSearchOn, executeSearch, sortContext, type RankedHit } from './execute.js';
 import { computeFacets, type FacetOutput } from './facet-hook.js';
 import { checkFilterShape, resolveSearchFilter } from './filter-hook.js';
 import type { MatchingStrategy } from './levels.js';
@@ -208,7 +210,14 @@ export async function runSearch(
     exhaustiveCount: window.exhaustive,
     scores: wantScores || ai !== null,
   });
-  if (ai) outcome = { ...outcome, ...(await ai.merge(outcome, window, allowed, threshold)) };
+  if (ai) {
+    const distinctAttr = q.distinct ?? settings.distinctAttribute ?? null;
+    const ordering = {
+      distinct: distinctAttr ? (d: number) => distinctKeys(state.records[d], distinctAttr) : null,
+      order: { ...semanticRules(settings.rankingRules, sort), ctx: sortContext(state) },
+    };
+    outcome = { ...outcome, ...(await ai.merge(outcome, window, allowed, threshold, ordering)) };
+  }
   const docs = await engine.readDocs(engine.store, handle, outcome.hits.map((h) => h.docid));
   const formatter = new HitFormatter(state, outcome.units, {
     attributesToHighlight: q.attributesToHighlight ?? null,

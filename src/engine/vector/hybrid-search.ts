@@ -6,7 +6,15 @@ import { ApiError } from '../../errors/api-error.js';
 import type { IndexHandle } from '../index-handle.js';
 import type { ScoreValue } from '../search/execute.js';
 import { embedSearchQuery } from './query-embedding.js';
-import { hybridMerge, keywordGoodEnough, resolveEmbedder, semanticSearch, vectorScoreDetails, type ResolvedEmbedder } from './semantic-search.js';
+import {
+  hybridMerge,
+  keywordGoodEnough,
+  resolveEmbedder,
+  semanticSearch,
+  vectorScoreDetails,
+  type ResolvedEmbedder,
+  type SemanticOrder,
+} from './semantic-search.js';
 
 export interface HybridParams {
   q?: string | null;
@@ -83,7 +91,13 @@ export class SemanticPlan {
     return { q: this.q, offset: 0, limit: w.offset + w.limit };
   }
 
-  async merge(keyword: OutcomeLike, w: { offset: number; limit: number }, allowed: Uint8Array | null, threshold: number | null): Promise<OutcomeLike> {
+  async merge(
+    keyword: OutcomeLike,
+    w: { offset: number; limit: number },
+    allowed: Uint8Array | null,
+    threshold: number | null,
+    ordering: { distinct: ((d: number) => string[]) | null; order: SemanticOrder | null } = { distinct: null, order: null },
+  ): Promise<OutcomeLike> {
     const wanted = w.offset + w.limit;
     // `media` says what the keyword results cannot know: its semantic side always runs.
     if (this.kind === 'hybrid' && !this.queryVector && !this.media && keywordGoodEnough(keyword.hits, wanted, this.ratio)) {
@@ -99,7 +113,14 @@ export class SemanticPlan {
       }
     }
     const allowedSet = allowed ? new Set(maskDocids(allowed)) : null;
-    const sem = semanticSearch(this.h, this.embedder, { vector: this.queryVector, limit: wanted, allowed: allowedSet, threshold });
+    const sem = semanticSearch(this.h, this.embedder, {
+      vector: this.queryVector,
+      limit: wanted,
+      allowed: allowedSet,
+      threshold,
+      distinct: ordering.distinct,
+      order: ordering.order,
+    });
     // Semantic candidates are every allowed document: what the placeholder search found when
     // semantic only, the allowed set (or the whole index) when hybrid.
     const universe =
@@ -117,11 +138,12 @@ export class SemanticPlan {
     if (this.kind === 'semantic') {
       const hits = sem.hits.slice(w.offset).map((x) => semHit(x.docid, x.similarity));
       this.semanticHitCount = hits.length;
-      return { hits, candidates: sem.candidates, universe };
+      // The placeholder search counted distinct values exactly when asked to.
+      return { hits, candidates: threshold === null ? Math.min(sem.candidates, keyword.candidates) : sem.candidates, universe };
     }
     const byDoc = new Map(keyword.hits.map((k) => [k.docid, k]));
     const simOf = new Map(sem.hits.map((s) => [s.docid, s.similarity]));
-    const merged = hybridMerge(keyword.hits, sem.hits, this.ratio, w.offset, w.limit);
+    const merged = hybridMerge(keyword.hits, sem.hits, this.ratio, w.offset, w.limit, ordering.distinct);
     this.semanticHitCount = merged.semanticHitCount;
     const hits = merged.hits.map((m) => (m.semantic ? semHit(m.docid, simOf.get(m.docid) ?? null) : byDoc.get(m.docid)!));
     const candidates = threshold !== null ? new Set([...keyword.universe, ...sem.hits.map((s) => s.docid)]).size : Math.max(keyword.candidates, sem.candidates);

@@ -11,6 +11,8 @@ import { queryEmbeddingError } from './embed-error.js';
 import type { RuntimeEmbedder } from './embedders.js';
 import type { EmbedderState } from './embedder-state.js';
 import { VECTORS_PART, type VectorIndex } from './vector-index.js';
+import type { RankingContext, RankingRule } from '../ranking/rule.js';
+import { bucketSort } from '../search/bucket-sort.js';
 
 export function vectorPartOf(h: IndexHandle): VectorIndex | null {
   return h.search instanceof CompositeIndex ? (h.search.part<VectorIndex>(VECTORS_PART) ?? null) : null;
@@ -82,11 +84,23 @@ export interface SemanticQuery {
   threshold?: number | null;
   /** Never returned (the reference document of `similar`). */
   exclude?: number;
+  /** Distinct keys of a document (the `distinct` attribute): one hit per key. */
+  distinct?: ((d: number) => string[]) | null;
+  /** Sort rules before and after the vector sort, and the context they read. */
+  order?: SemanticOrder | null;
+}
+
+export interface SemanticOrder {
+  before: readonly RankingRule[];
+  after: readonly RankingRule[];
+  ctx: RankingContext;
 }
 
 /**
  * The reference's vector sort: documents by similarity to the query, then the documents
- * without embeddings (similarity null), in docid order.
+ * without embeddings (similarity null), in docid order; sort rules placed before the
+ * vector sort in the ranking rules order first, those after it break ties; one document
+ * per distinct value.
  */
 export function semanticSearch(h: IndexHandle, e: ResolvedEmbedder, q: SemanticQuery): SemanticResult {
   const allowedHas = (d: number) => d !== q.exclude && (!q.allowed || q.allowed.has(d));
@@ -94,25 +108,137 @@ export function semanticSearch(h: IndexHandle, e: ResolvedEmbedder, q: SemanticQ
   const total = (q.allowed ? q.allowed.size : h.ext.size) - excluded;
   const state = e.state;
   const threshold = q.threshold ?? null;
-  // With a threshold, every candidate is scored so that totals count only those above it.
-  const k = threshold !== null ? total : Math.min(q.limit, total);
   const filtered = q.allowed || q.exclude !== undefined ? allowedHas : null;
-  const found = state ? state.search(q.vector, k, filtered, q.allowed ? [...q.allowed].filter(allowedHas) : undefined) : [];
-  const hits: SemanticHit[] = found.map((f) => ({ docid: f.docid, similarity: shiftScore(similarityOf(f.dot), e.runtime.distribution) }));
-  if (threshold !== null) {
-    const kept = hits.filter((x) => x.similarity! >= threshold);
-    return { hits: kept.slice(0, q.limit), candidates: kept.length };
-  }
-  if (hits.length < q.limit) {
-    // Fewer documents with embeddings than asked for: the others follow, in docid order.
-    const seen = new Set(hits.map((x) => x.docid));
-    const rest = [...(q.allowed ?? h.ext.values())].filter((d) => allowedHas(d) && !seen.has(d) && !state?.docs.get(d)?.slots.length).sort((a, b) => a - b);
-    for (const d of rest) {
-      if (hits.length >= q.limit) break;
-      hits.push({ docid: d, similarity: null });
+  const allowedList = q.allowed ? [...q.allowed].filter(allowedHas) : undefined;
+  const similar = (found: { docid: number; dot: number }[]): SemanticHit[] =>
+    found.map((f) => ({ docid: f.docid, similarity: shiftScore(similarityOf(f.dot), e.runtime.distribution) }));
+  if (q.order && q.order.before.length > 0) return sortedFirst(h, e, q, total, allowedHas, similar);
+  // With a threshold, every candidate is scored so that totals count only those above it.
+  let k = threshold !== null ? total : Math.min(q.limit, total);
+  for (;;) {
+    const found = state ? state.search(q.vector, k, filtered, allowedList) : [];
+    let hits = similar(found);
+    let candidates = total;
+    if (threshold !== null) {
+      hits = hits.filter((x) => x.similarity! >= threshold);
+      candidates = hits.length;
+    } else if (found.length < k || k >= total) {
+      // Fewer documents with embeddings than asked for: the others follow, in docid order.
+      const seen = new Set(hits.map((x) => x.docid));
+      const rest = [...(q.allowed ?? h.ext.values())]
+        .filter((d) => allowedHas(d) && !seen.has(d) && !state?.docs.get(d)?.slots.length)
+        .sort((a, b) => a - b);
+      for (const d of rest) {
+        if (!q.distinct && hits.length >= q.limit) break;
+        hits.push({ docid: d, similarity: null });
+      }
     }
+    if (q.order && q.order.after.length > 0) hits = breakTies(hits, q.order);
+    if (!q.distinct) return { hits: hits.slice(0, q.limit), candidates };
+    const unique = distinctHits(hits, q.distinct, q.limit);
+    // Duplicates took room: ask for more neighbours, until the page is full or none are left.
+    if (unique.length >= q.limit || threshold !== null || k >= total || found.length < k) return { hits: unique, candidates };
+    k = Math.min(total, k * 4);
   }
-  return { hits, candidates: total };
+}
+
+/** The first hit of each distinct value, in order, `limit` at most. */
+function distinctHits(hits: readonly SemanticHit[], distinct: (d: number) => string[], limit: number): SemanticHit[] {
+  const seen = new Set<string>();
+  const out: SemanticHit[] = [];
+  for (const x of hits) {
+    const keys = distinct(x.docid);
+    if (keys.some((key) => seen.has(key))) continue;
+    for (const key of keys) seen.add(key);
+    out.push(x);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+/** Hits of equal similarity (documents without embeddings, mostly) ordered by the sort rules after the vector sort. */
+function breakTies(hits: SemanticHit[], order: SemanticOrder): SemanticHit[] {
+  const out: SemanticHit[] = [];
+  for (let i = 0; i < hits.length; ) {
+    let j = i + 1;
+    while (j < hits.length && hits[j]!.similarity === hits[i]!.similarity) j++;
+    if (j - i === 1) out.push(hits[i]!);
+    else {
+      const group = hits.slice(i, j);
+      const docs = Uint32Array.from(group, (x) => x.docid);
+      const costs = order.after.map((r) => Int32Array.from(r.costs(order.ctx, docs)));
+      const idx = group.map((_, n) => n).sort((a, b) => {
+        for (const c of costs) if (c[a] !== c[b]) return c[a]! - c[b]!;
+        return a - b;
+      });
+      for (const n of idx) out.push(group[n]!);
+    }
+    i = j;
+  }
+  return out;
+}
+
+/**
+ * Sort rules come before the vector sort: the candidates are split by them first, and only
+ * the buckets that reach the page are ordered by similarity (exactly, within the bucket).
+ */
+function sortedFirst(
+  h: IndexHandle,
+  e: ResolvedEmbedder,
+  q: SemanticQuery,
+  total: number,
+  allowedHas: (d: number) => boolean,
+  similar: (found: { docid: number; dot: number }[]) => SemanticHit[],
+): SemanticResult {
+  const order = q.order!;
+  const state = e.state;
+  const sims = new Map<number, number | null>();
+  const score = (docs: ArrayLike<number>): void => {
+    const list = Array.from(docs).filter((d) => !sims.has(d));
+    if (list.length === 0) return;
+    const set = new Set(list);
+    for (const x of similar(state ? state.search(q.vector, list.length, (d) => set.has(d), list) : [])) sims.set(x.docid, x.similarity);
+    for (const d of list) if (!sims.has(d)) sims.set(d, null);
+  };
+  let universe = Uint32Array.from([...(q.allowed ?? h.ext.values())].filter(allowedHas)).sort();
+  const threshold = q.threshold ?? null;
+  let candidates = total;
+  if (threshold !== null) {
+    score(universe);
+    universe = universe.filter((d) => (sims.get(d) ?? -Infinity) >= threshold);
+    candidates = universe.length;
+  }
+  const vectorSort: RankingRule = {
+    name: 'vectorSort',
+    isSort: false,
+    usesMatches: false,
+    costs(_ctx, docs) {
+      score(docs);
+      const rank = Array.from(docs, (_, i) => i).sort((a, b) => (sims.get(docs[b]!) ?? -Infinity) - (sims.get(docs[a]!) ?? -Infinity) || a - b);
+      const out = new Int32Array(docs.length);
+      // Equal similarities share a cost, so that the rules after it can order them.
+      for (let r = 0, cost = 0; r < rank.length; r++) {
+        if (r > 0 && sims.get(docs[rank[r]!]!) !== sims.get(docs[rank[r - 1]!]!)) cost = r;
+        out[rank[r]!] = cost;
+      }
+      return out;
+    },
+    ranks: () => [],
+    detail: (_ctx, d, _cost, o) => ['vectorSort', { order: o, similarity: sims.get(d) ?? null }],
+  };
+  const sorted = bucketSort({
+    ctx: order.ctx,
+    rules: [...order.before, vectorSort, ...order.after],
+    universe,
+    offset: 0,
+    limit: q.limit,
+    distinct: q.distinct ?? null,
+    threshold: null,
+    deadline: Infinity,
+    evaluate: 0,
+  });
+  score(sorted.hits);
+  return { hits: sorted.hits.map((d) => ({ docid: d, similarity: sims.get(d) ?? null })), candidates };
 }
 
 /** `_rankingScoreDetails` of a semantic hit. */
@@ -142,11 +268,20 @@ export function keywordGoodEnough(keyword: readonly KeywordHit[], wanted: number
 
 /**
  * Keyword and semantic results interleaved by weighted score (keyword × (1 − ratio),
- * semantic × ratio; semantic first on ties), each document once, then `offset`/`limit`.
+ * semantic × ratio; semantic first on ties), each document (and distinct value) once, then
+ * `offset`/`limit`.
  */
-export function hybridMerge(keyword: readonly KeywordHit[], semantic: readonly SemanticHit[], ratio: number, offset: number, limit: number): { hits: MergedHit[]; semanticHitCount: number } {
+export function hybridMerge(
+  keyword: readonly KeywordHit[],
+  semantic: readonly SemanticHit[],
+  ratio: number,
+  offset: number,
+  limit: number,
+  distinct: ((d: number) => string[]) | null = null,
+): { hits: MergedHit[]; semanticHitCount: number } {
   const out: MergedHit[] = [];
   const seen = new Set<number>();
+  const seenKeys = new Set<string>();
   let i = 0;
   let j = 0;
   let skipped = 0;
@@ -163,6 +298,12 @@ export function hybridMerge(keyword: readonly KeywordHit[], semantic: readonly S
     else i++;
     if (seen.has(docid)) continue;
     seen.add(docid);
+    if (distinct) {
+      // Each side is distinct already; across them, the better-scored document of a value stays.
+      const keys = distinct(docid);
+      if (keys.some((key) => seenKeys.has(key))) continue;
+      for (const key of keys) seenKeys.add(key);
+    }
     if (skipped < offset) {
       skipped++;
       continue;
