@@ -99,4 +99,32 @@ describe('hybrid search', () => {
     const get = await call(t, 'GET', '/indexes/fruits/search?vector=1,0&hybridEmbedder=manual&hybridSemanticRatio=1&limit=1');
     expect(ids(get)).toEqual([2]);
   });
+
+  it('facet search with hybrid counts every document the filter allows, and checks hybrid, vector and media as search does', async () => {
+    const facet = (body: Record<string, unknown>) => call(t, 'POST', '/indexes/fruits/facet-search', { facetName: 'color', ...body });
+    const keyword = await facet({ q: 'apple' });
+    expect(keyword.status, JSON.stringify(keyword.body)).toBe(200);
+    expect(keyword.body['facetHits']).toEqual([
+      { value: 'red', count: 1 },
+      { value: 'yellow', count: 1 },
+    ]);
+    const hybrid = await facet({ q: 'apple', vector: [1, 0], hybrid: { embedder: 'manual', semanticRatio: 0.5 } });
+    expect(hybrid.body['facetHits']).toEqual([
+      { value: 'brown', count: 1 },
+      { value: 'red', count: 2 },
+      { value: 'yellow', count: 1 },
+    ]);
+    const filtered = await facet({ vector: [1, 0], hybrid: { embedder: 'manual' }, filter: 'color != brown' });
+    expect(filtered.body['facetHits']).toEqual([
+      { value: 'red', count: 2 },
+      { value: 'yellow', count: 1 },
+    ]);
+    // Ratio 0 is a keyword search.
+    expect((await facet({ q: 'apple', hybrid: { embedder: 'manual', semanticRatio: 0 } })).body['facetHits']).toEqual(keyword.body['facetHits']);
+    expect((await facet({ q: 'apple', hybrid: { embedder: 'nope' } })).body).toMatchObject({ code: 'invalid_search_embedder' });
+    expect((await facet({ vector: [1, 0] })).body).toMatchObject({ code: 'missing_search_hybrid' });
+    expect((await facet({ vector: [1, 0, 0], hybrid: { embedder: 'manual' } })).body).toMatchObject({ code: 'invalid_vector_dimensions' });
+    expect((await facet({ hybrid: { embedder: 'manual', semanticRatio: 2 } })).body).toMatchObject({ code: 'invalid_search_semantic_ratio' });
+    expect((await facet({ media: 'x', hybrid: { embedder: 'manual' } })).body).toMatchObject({ code: 'invalid_search_media' });
+  });
 });

@@ -5,7 +5,9 @@ import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
+import { SemanticPlan } from '../../engine/vector/hybrid-search.js';
 import { indexUidParam } from './params.js';
+import { searchFields } from './search-params.js';
 
 const facetSearchBody = s.object({
   facetName: s.required(s.string(), 'invalid_facet_search_facet_name', 'missing_facet_search_facet_name'),
@@ -17,14 +19,15 @@ const facetSearchBody = s.object({
   rankingScoreThreshold: s.field(s.number().nullable(), 'invalid_search_ranking_score_threshold'),
   locales: s.field(s.array(s.string()).nullable(), 'invalid_search_locales'),
   exhaustiveFacetCount: s.field(s.boolean().nullable(), 'invalid_facet_search_exhaustive_facet_count'),
-  hybrid: s.field(s.any(), 'invalid_search_hybrid_query'),
-  vector: s.field(s.any(), 'invalid_search_vector'),
-  media: s.field(s.any(), 'invalid_search_media'),
+  hybrid: searchFields.hybrid,
+  vector: searchFields.vector,
+  media: searchFields.media,
 });
 
 /**
  * `POST /indexes/{uid}/facet-search`: values of one facet matching `facetQuery` (prefix,
- * with typos), counted among the documents `q` and `filter` select.
+ * with typos), counted among the documents `q` and `filter` select (with `hybrid`, every
+ * document the filter allows: semantic search matches them all).
  */
 export function facetSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
@@ -45,7 +48,9 @@ export function facetSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
       parseFilter(filter, { code: 'invalid_search_filter', containsFilter });
       checkFacetSearchable(body.facetName, h.meta.settings);
       let candidates = filterBitmap(h, filter, { code: 'invalid_search_filter', containsFilter, indexPrefix: true }) ?? toBitmap(h, null);
-      const matched = await queryCandidates(h, {
+      // A semantic or hybrid search matches every document the filter allows, as in the reference.
+      const semantic = SemanticPlan.of(h, { q: body.q ?? null, hybrid: body.hybrid ?? null, vector: body.vector ?? null, media: body.media ?? null });
+      const matched = semantic ? null : await queryCandidates(h, {
         q: body.q ?? '',
         matchingStrategy: body.matchingStrategy ?? 'last',
         attributesToSearchOn: body.attributesToSearchOn ?? null,
