@@ -7,6 +7,8 @@ import type { KvStore, WriteBatch } from '../store/kv.js';
 import { summarizeBatch, type BatchRecord } from './batch.js';
 import { PAYLOADS, PENDING, type PendingBatch, type TaskQueue } from './task-queue.js';
 import { isFinished, type TaskRecord } from './task.js';
+import { matchesTask, parseTaskFilter } from './task-filter.js';
+import { queryFromOriginalFilter } from './state-machine.js';
 import { detached } from '../util/log-context.js';
 import type { ErrorBody } from '../errors/api-error.js';
 
@@ -256,9 +258,10 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     const now = Date.now();
     for (const c of cancels) {
       let n = 0;
-      for (const u of c.matched ?? []) {
-        const t = stage(u);
-        if (!t || t.status !== 'enqueued') continue;
+      const matched = this.stillMatching(c, (u) => stage(u));
+      for (const u of matched) {
+        const t = stage(u)!;
+        if (t.status !== 'enqueued') continue;
         t.status = 'canceled';
         t.canceledBy = c.uid;
         t.finishedAt = now;
@@ -268,8 +271,21 @@ export class Executor extends EventEmitter<ExecutorEvents> {
         }
         n++;
       }
-      c.details = { ...c.details, canceledTasks: n };
+      c.details = { ...c.details, matchedTasks: matched.length, canceledTasks: n };
     }
+  }
+
+  /**
+   * The candidates of a cancelation or deletion that still exist and match its whole filter
+   * now: every node has processed the same batches before this one, so all agree.
+   */
+  private stillMatching(task: TaskRecord, get: (uid: number) => TaskRecord | undefined): number[] {
+    if (task.params.op !== 'cancel' && task.params.op !== 'deleteTasks') return [];
+    const filter = parseTaskFilter(queryFromOriginalFilter(task.params.query));
+    return (task.matched ?? []).filter((u) => {
+      const t = get(u);
+      return t !== undefined && matchesTask(t, filter);
+    });
   }
 
   /** Returns the uids to forget once the batch is committed. */
@@ -278,15 +294,16 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     const gone: number[] = [];
     for (const d of deletions) {
       let n = 0;
-      for (const u of d.matched ?? []) {
-        const t = q.tasks.get(u);
-        if (!t || !isFinished(t.status) || gone.includes(u)) continue;
+      const matched = this.stillMatching(d, (u) => q.tasks.get(u));
+      for (const u of matched) {
+        const t = q.tasks.get(u)!;
+        if (!isFinished(t.status) || gone.includes(u)) continue;
         gone.push(u);
         wb.del(PAYLOADS.key(u));
         wb.del(q.taskKey(u));
         n++;
       }
-      d.details = { ...d.details, deletedTasks: n };
+      d.details = { ...d.details, matchedTasks: matched.length, deletedTasks: n };
     }
     return gone;
   }

@@ -1,7 +1,7 @@
 import type { KvReader, KvStore, WriteBatch } from '../store/kv.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Command } from './command.js';
-import { matchesTask, parseTaskFilter } from './task-filter.js';
+import { matchesTask, parseTaskFilter, registrationFilter } from './task-filter.js';
 import { anyPatternMatches } from '../engine/index-uid.js';
 import { PAYLOADS, PENDING, type PendingBatch, TaskQueue } from './task-queue.js';
 import type { TaskRecord } from './task.js';
@@ -78,14 +78,16 @@ export class TaskStateMachine {
       if (spec.customMetadata !== undefined) task.customMetadata = spec.customMetadata;
       if (spec.payloadBytes) task.payloadBytes = spec.payloadBytes;
       if (spec.params.op === 'cancel' || spec.params.op === 'deleteTasks') {
-        const filter = parseTaskFilter(queryFromOriginalFilter(spec.params.query));
+        // Candidates only: the executor checks the rest of the filter when the task runs.
+        const filter = registrationFilter(parseTaskFilter(queryFromOriginalFilter(spec.params.query)));
         const cancel = spec.params.op === 'cancel';
         const matched: number[] = [];
         for (const t of q.tasks.values()) {
           if (!matchesTask(t, filter)) continue;
           const scope = spec.params.indexPatterns;
           if (scope && (t.indexUid === null || !anyPatternMatches(scope, t.indexUid))) continue;
-          if (cancel && t.status !== 'enqueued' && t.status !== 'processing') continue;
+          // A task the log has put in a batch may be processing or finished by now, depending on the node.
+          if (cancel && t.batchUid !== null) continue;
           matched.push(t.uid);
         }
         matched.sort((a, b) => a - b);

@@ -157,3 +157,15 @@ export function matchesTask(t: TaskRecord, f: TaskFilter): boolean {
   if (!inRange(t.finishedAt, f.afterFinishedAt, f.beforeFinishedAt)) return false;
   return true;
 }
+
+/**
+ * The part of a filter that every node of a cluster answers the same way at a given log
+ * position: what a task was registered with and the batch the log gave it. Statuses,
+ * `canceledBy` and the started/finished dates change as each node processes its batches,
+ * at its own pace, so a cancelation or deletion checks those when it runs, where every node
+ * has processed exactly the batches before it.
+ */
+export function registrationFilter(f: TaskFilter): TaskFilter {
+  const { statuses: _s, canceledBy: _c, afterStartedAt: _as, beforeStartedAt: _bs, afterFinishedAt: _af, beforeFinishedAt: _bf, ...rest } = f;
+  return rest;
+}

@@ -126,3 +126,77 @@ describe('tasks applied in log order', () => {
     expect(reloaded.appliedIndex).toBe(index);
   });
 });
+
+describe('cancelations and deletions on nodes at different points of their work', () => {
+  interface Node {
+    store: RocksStore;
+    queue: TaskQueue;
+    sm: TaskStateMachine;
+    executor: Executor;
+    dir: string;
+    index: number;
+  }
+  const nodes: Node[] = [];
+
+  async function makeNode(): Promise<Node> {
+    const d = tempDir('trine-log-pace-');
+    const st = await RocksStore.open(d);
+    const engine = await Engine.open(st, noSearchIndex);
+    const q = new TaskQueue();
+    await q.load(st);
+    const n = { store: st, queue: q, sm: new TaskStateMachine(st, q), executor: new Executor(st, q, engine, silent), dir: d, index: 0 };
+    nodes.push(n);
+    return n;
+  }
+
+  afterEach(async () => {
+    for (const n of nodes.splice(0)) {
+      await n.executor.halt();
+      await n.store.close();
+      rmSync(n.dir, { recursive: true, force: true });
+    }
+  });
+
+  const applyOn = (n: Node, cmd: Command) => n.sm.apply(++n.index, cmd, { sync: false });
+  async function runOn(n: Node): Promise<void> {
+    n.executor.kick();
+    await once(n.executor, 'idle');
+  }
+  const deletion = (query: string): Command => ({
+    kind: 'enqueue',
+    enqueuedAt: 1,
+    spec: { type: 'taskDeletion', indexUid: null, details: { matchedTasks: null, deletedTasks: null, originalFilter: query }, params: { op: 'deleteTasks', query } },
+  });
+  const view = (n: Node) => [...n.queue.tasks.values()].map((t) => ({ uid: t.uid, status: t.status, canceledBy: t.canceledBy, details: t.details }));
+
+  it('match by status when they run, so a node that had finished a batch and one that had not end the same', async () => {
+    const [ahead, behind] = [await makeNode(), await makeNode()];
+    const log: Command[] = [
+      addDocs('movies', [{ id: 1 }]),
+      { kind: 'batch', startedAt: 1, taskUids: [0], reason: 'first' },
+      addDocs('movies', [{ id: 2 }]),
+      deletion('?statuses=succeeded'),
+      cancel('?statuses=enqueued,processing&types=documentAdditionOrUpdate'),
+    ];
+    for (const cmd of log.slice(0, 2)) for (const n of [ahead, behind]) await applyOn(n, cmd);
+    // One node has processed batch 0 before the deletion and cancelation reach it, the other after.
+    await runOn(ahead);
+    for (const cmd of log.slice(2)) for (const n of [ahead, behind]) await applyOn(n, cmd);
+    await runOn(behind);
+    for (const cmd of [
+      { kind: 'batch', startedAt: 2, taskUids: [3], reason: 'cancelation' },
+      { kind: 'batch', startedAt: 3, taskUids: [2], reason: 'deletion' },
+    ] satisfies Command[]) {
+      for (const n of [ahead, behind]) {
+        await applyOn(n, cmd);
+        await runOn(n);
+      }
+    }
+    expect(view(behind)).toEqual(view(ahead));
+    expect(ahead.queue.get(0)).toBeUndefined();
+    expect(ahead.queue.get(1)).toMatchObject({ status: 'canceled', canceledBy: 3 });
+    expect(ahead.queue.get(2)!.details).toMatchObject({ matchedTasks: 1, deletedTasks: 1 });
+    expect(ahead.queue.get(3)!.details).toMatchObject({ matchedTasks: 1, canceledTasks: 1 });
+  });
+});
+
