@@ -27,6 +27,8 @@ export interface Options {
   raftSnapshotThreshold: number;
   /** How long a write may wait for a leader and a quorum before failing with `no_leader`. */
   writeTimeoutMs: number;
+  /** Tasks kept before a deletion of the oldest finished tenth is enqueued. */
+  taskQueueLimit: number;
   dumpDir: string;
   snapshotDir: string;
   /** A dump to start from (see `src/backup/`); only on a fresh single node that may then seed a cluster. */
@@ -70,6 +72,7 @@ export const FLAGS: FlagDef[] = [
   { name: 'raft-tls-ca', help: 'PEM CA bundle that signed every node\'s certificate' },
   { name: 'raft-snapshot-threshold', help: 'Applied log entries between two snapshots (the log is compacted behind them)', default: '10000' },
   { name: 'write-timeout', help: 'How long a write waits for a leader and a quorum before failing with no_leader, e.g. "10s"', default: '10s' },
+  { name: 'task-queue-limit', help: 'Tasks kept before the oldest finished tenth is deleted automatically', default: '1000000' },
   { name: 'dump-dir', help: 'Directory where dumps are written', default: './dumps' },
   { name: 'snapshot-dir', help: 'Directory where snapshots are written', default: './snapshots' },
   { name: 'import-dump', help: 'Dump file to start a fresh node from (not with --peers or --join)' },
@@ -217,6 +220,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       'An import runs on a fresh single node (no --peers, no --join). To restore a cluster, import on one node started with --raft-addr, then let the others --join it: they copy the imported state from it.',
     );
   }
+  const queueLimitText = get('task-queue-limit')!;
+  if (!/^\d+$/.test(queueLimitText) || Number(queueLimitText) < 1) {
+    throw new OptionsError(`--task-queue-limit: expected a positive number of tasks, got \`${queueLimitText}\`.`);
+  }
   const scheduleText = get('schedule-snapshot');
   if (scheduleText !== undefined && (!/^\d+$/.test(scheduleText) || Number(scheduleText) < 1)) {
     throw new OptionsError(`--schedule-snapshot: expected a positive number of seconds, got \`${scheduleText}\`.`);
@@ -236,6 +243,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     raftTls: tlsSet === 3 ? { cert: tlsParts[0]!, key: tlsParts[1]!, ca: tlsParts[2]! } : null,
     raftSnapshotThreshold: Number(thresholdText),
     writeTimeoutMs: parseDuration('write-timeout', get('write-timeout')!),
+    taskQueueLimit: Number(queueLimitText),
     dumpDir: get('dump-dir')!,
     snapshotDir: get('snapshot-dir')!,
     importDump,

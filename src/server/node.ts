@@ -131,7 +131,11 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     currentBatch: () => executor.current?.uid ?? null,
     log,
   };
-  scheduler = new Scheduler(replicator, queue, executor, (e) => log.error({ err: e }, 'could not decide a batch'));
+  scheduler = new Scheduler(replicator, queue, executor, (e) => log.error({ err: e }, 'could not decide a batch'), {
+    maxTasks: options.taskQueueLimit,
+    warn: (msg, fields) => log.warn(fields, msg),
+    info: (msg, fields) => log.info(fields, msg),
+  });
   executor.on('batch', (b) => {
     log.debug({ batchUid: b.uid, taskUids: b.taskUids, durationMs: (b.finishedAt ?? b.startedAt) - b.startedAt }, 'batch processed');
     notify();
