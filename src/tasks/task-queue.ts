@@ -98,11 +98,6 @@ export class TaskQueue {
     return this.tasks.get(uid);
   }
 
-  /** Uids in descending order (newest first), as lists show them by default. */
-  uidsDescending(): number[] {
-    return [...this.tasks.keys()].sort((a, b) => b - a);
-  }
-
   isIdle(): boolean {
     return this.pending.length === 0 && this.unbatched.size === 0;
   }

@@ -57,7 +57,14 @@ function parsePaging(q: Record<string, string>, codes: { limit: 'invalid_task_li
 
 /** A page of `items` (sorted newest first unless reversed), starting at uid `from`. */
 function paginate<T>(items: T[], uidOf: (t: T) => number, paging: { limit: number; from?: number; reverse: boolean }) {
-  const sorted = [...items].sort((a, b) => (paging.reverse ? uidOf(a) - uidOf(b) : uidOf(b) - uidOf(a)));
+  // The queue keeps tasks and batches in uid order: a full sort is only a fallback.
+  let ascending = true;
+  for (let i = 1; i < items.length && ascending; i++) ascending = uidOf(items[i - 1]!) < uidOf(items[i]!);
+  const sorted = ascending
+    ? paging.reverse
+      ? items
+      : items.slice().reverse()
+    : [...items].sort((a, b) => (paging.reverse ? uidOf(a) - uidOf(b) : uidOf(b) - uidOf(a)));
   const start =
     paging.from === undefined
       ? 0
