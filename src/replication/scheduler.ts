@@ -41,8 +41,16 @@ export class Scheduler {
     const deletion = this.autoDeletion();
     if (deletion) return this.propose(deletion);
     const plan = nextBatch(this.queue.queue());
-    if (!plan) return;
-    this.propose({ kind: 'batch', startedAt: Date.now(), taskUids: plan.taskUids, reason: plan.reason });
+    // This node's finish times of the batches it processed go with the next decision (alone when there is none).
+    const finished = [...this.queue.undecided].sort((a, b) => a[0] - b[0]);
+    if (!plan && finished.length === 0) return;
+    this.propose({
+      kind: 'batch',
+      startedAt: Date.now(),
+      taskUids: plan?.taskUids ?? [],
+      reason: plan?.reason ?? 'finish times',
+      ...(finished.length > 0 ? { finished } : {}),
+    });
   }
 
   /**

@@ -15,6 +15,11 @@ export interface BatchRecord {
     indexUids: Record<string, number>;
   } | null;
   details: Record<string, unknown>;
+  /**
+   * False while `finishedAt` is this node's own clock, before the log decided it (see
+   * `TaskQueue.decidedFinish`); absent once decided, and on batches from before decisions.
+   */
+  decided?: false;
 }
 
 function count<T>(items: T[], key: (t: T) => string | null): Record<string, number> {

@@ -3,7 +3,11 @@ import type { TaskSpec } from './task.js';
 /** What goes into the replicated log. Applying the same commands in order gives the same state. */
 export type Command =
   | { kind: 'enqueue'; enqueuedAt: number; spec: TaskSpec; payload?: Buffer }
-  | { kind: 'batch'; startedAt: number; taskUids: number[]; reason: string }
+  /**
+   * The next batch (none when `taskUids` is empty), and the leader's finish times of batches it
+   * finished before: decided before any later batch runs, so filters on them agree everywhere.
+   */
+  | { kind: 'batch'; startedAt: number; taskUids: number[]; reason: string; finished?: [batchUid: number, finishedAt: number][] }
   /** A change to node-wide state that is not a task (API keys, experimental features): applied at once. */
   | { kind: 'config'; name: string; at: number; op: unknown }
   | { kind: 'noop' };

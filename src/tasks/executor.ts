@@ -5,7 +5,7 @@ import type { Doc } from '../engine/documents/primary-key.js';
 import type { Engine } from '../engine/engine.js';
 import type { KvStore, WriteBatch } from '../store/kv.js';
 import { summarizeBatch, type BatchRecord } from './batch.js';
-import { PAYLOADS, PENDING, type PendingBatch, type TaskQueue } from './task-queue.js';
+import { DECIDED_FINISH, PAYLOADS, PENDING, type PendingBatch, type TaskQueue } from './task-queue.js';
 import { isFinished, type TaskRecord } from './task.js';
 import { matchesTask, parseTaskFilter } from './task-filter.js';
 import { queryFromOriginalFilter } from './state-machine.js';
@@ -166,11 +166,16 @@ export class Executor extends EventEmitter<ExecutorEvents> {
         }
       }
     }
-    const finishedAt = backupFinishedAt ?? Math.max(Date.now(), pb.startedAt);
+    // A finish time the log already decided (this node is behind the leader) is taken as is.
+    const decided = q.decidedFinish.get(pb.uid);
+    const finishedAt = decided ?? backupFinishedAt ?? Math.max(Date.now(), pb.startedAt);
+    const own = new Set(pb.taskUids);
     for (const t of tasks) {
       if (t.status === 'processing') t.status = 'succeeded';
       t.finishedAt = finishedAt;
     }
+    // Tasks a cancelation of this batch canceled finish with it.
+    for (const t of staged.values()) if (t.status === 'canceled' && t.canceledBy !== null && own.has(t.canceledBy)) t.finishedAt = finishedAt;
     for (const t of staged.values()) if (!deleted.includes(t.uid)) q.writeTask(wb, t);
     const record: BatchRecord = {
       uid: pb.uid,
@@ -180,10 +185,12 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       reason: pb.reason,
       stats: null,
       details: {},
+      ...(decided === undefined ? { decided: false as const } : {}),
     };
     summarizeBatch(record, tasks);
     q.writeBatch(wb, record);
     wb.del(PENDING.key(pb.uid));
+    if (decided !== undefined) wb.del(DECIDED_FINISH.key(pb.uid));
     await wb.commit();
     publish();
     for (const t of staged.values()) {
@@ -194,6 +201,19 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     }
     for (const u of deleted) q.tasks.delete(u);
     q.batches.set(record.uid, record);
+    if (decided !== undefined) q.decidedFinish.delete(pb.uid);
+    else {
+      const late = q.decidedFinish.get(pb.uid);
+      if (late === undefined) q.undecided.set(pb.uid, finishedAt);
+      else {
+        // Decided while this batch was being committed.
+        const fix = this.store.batch();
+        q.stampFinish(record, late, fix);
+        fix.del(DECIDED_FINISH.key(pb.uid));
+        await fix.commit();
+        q.decidedFinish.delete(pb.uid);
+      }
+    }
     return record;
   }
 

@@ -100,6 +100,7 @@ export class TaskStateMachine {
       q.writeTask(wb, task);
       result = { kind: 'task', task };
     } else if (cmd.kind === 'batch') {
+      for (const [uid, at] of cmd.finished ?? []) q.decideFinish(uid, at, wb);
       const uids = cmd.taskUids.filter((u) => q.unbatched.has(u));
       if (uids.length > 0) {
         const pb: PendingBatch = { uid: q.nextBatchUid++, taskUids: uids, startedAt: cmd.startedAt, reason: cmd.reason };

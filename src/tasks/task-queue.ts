@@ -8,6 +8,8 @@ export const PAYLOADS = new KeySpace('tp');
 export const BATCHES = new KeySpace('bt');
 /** Batches decided by the log but not yet processed on this node. */
 export const PENDING = new KeySpace('pb');
+/** Finish times the log decided for batches this node had not finished yet. */
+export const DECIDED_FINISH = new KeySpace('bf');
 const QUEUE_META = new KeySpace('tq');
 const NEXT_TASK = QUEUE_META.key('nextTaskUid');
 const NEXT_BATCH = QUEUE_META.key('nextBatchUid');
@@ -36,6 +38,14 @@ export class TaskQueue {
   readonly pending: PendingBatch[] = [];
   /** Enqueued tasks no decided batch holds yet, in uid order. */
   readonly unbatched = new Set<number>();
+  /**
+   * Each node finishes a batch on its own clock; the leader then puts its finish time in the
+   * log and every node takes it, so task lists read the same everywhere. Decided times for
+   * batches not finished here yet wait in `decidedFinish`; batches finished here whose time
+   * is not decided yet wait in `undecided` (the leader proposes those, with its own times).
+   */
+  readonly decidedFinish = new Map<number, number>();
+  readonly undecided = new Map<number, number>();
   nextTaskUid = 0;
   nextBatchUid = 0;
   appliedIndex = 0;
@@ -56,9 +66,15 @@ export class TaskQueue {
       const t = JSON.parse(value.toString()) as TaskRecord;
       this.tasks.set(t.uid, t);
     }
+    this.decidedFinish.clear();
+    this.undecided.clear();
     for await (const { value } of reader.scan({ prefix: BATCHES.prefix })) {
       const b = JSON.parse(value.toString()) as BatchRecord;
       this.batches.set(b.uid, b);
+      if (b.decided === false && b.finishedAt !== null) this.undecided.set(b.uid, b.finishedAt);
+    }
+    for await (const { key, value } of reader.scan({ prefix: DECIDED_FINISH.prefix })) {
+      this.decidedFinish.set(decodeUint(DECIDED_FINISH.strip(key)), decodeUint(value));
     }
     for await (const { value } of reader.scan({ prefix: PENDING.prefix })) {
       this.pending.push(JSON.parse(value.toString()) as PendingBatch);
@@ -87,6 +103,44 @@ export class TaskQueue {
 
   writeBatch(wb: WriteBatch, b: BatchRecord): void {
     wb.put(BATCHES.key(b.uid), JSON.stringify(b));
+  }
+
+  /**
+   * The log decided batch `uid`'s finish time: its record and tasks take it if the batch is
+   * finished here, else it is kept for when it finishes.
+   */
+  decideFinish(uid: number, finishedAt: number, wb: WriteBatch): void {
+    const b = this.batches.get(uid);
+    if (!b) {
+      if (this.decidedFinish.has(uid)) return;
+      this.decidedFinish.set(uid, finishedAt);
+      wb.put(DECIDED_FINISH.key(uid), u64(finishedAt));
+      return;
+    }
+    // Already decided, or finished before decisions existed.
+    if (b.decided !== false) return;
+    this.stampFinish(b, finishedAt, wb);
+  }
+
+  /** Gives a finished batch, its tasks and the tasks its cancelations canceled the decided finish time. */
+  stampFinish(b: BatchRecord, finishedAt: number, wb: WriteBatch): void {
+    b.finishedAt = finishedAt;
+    delete b.decided;
+    this.writeBatch(wb, b);
+    this.undecided.delete(b.uid);
+    const own = new Set(b.taskUids);
+    const stamp = (t: TaskRecord) => {
+      if (t.finishedAt === finishedAt || t.finishedAt === null) return;
+      t.finishedAt = finishedAt;
+      this.writeTask(wb, t);
+    };
+    for (const u of b.taskUids) {
+      const t = this.tasks.get(u);
+      if (t) stamp(t);
+    }
+    if (b.taskUids.some((u) => this.tasks.get(u)?.type === 'taskCancelation')) {
+      for (const t of this.tasks.values()) if (t.canceledBy !== null && own.has(t.canceledBy)) stamp(t);
+    }
   }
 
   /** Enqueued tasks not yet in a batch, oldest first. */

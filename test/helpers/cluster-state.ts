@@ -3,9 +3,8 @@ import { createHash } from 'node:crypto';
 type Json = Record<string, unknown>;
 
 /**
- * What must be identical on every node, read through the public API. `finishedAt` and
- * `duration` of tasks and batches are left out: each node stamps them when it finishes
- * processing, on its own clock (everything else, `startedAt` included, comes from the log).
+ * What must be identical on every node, read through the public API: everything, the times
+ * tasks and batches started and finished included (the log decides them).
  */
 export interface NodeState {
   indexes: Json[];
@@ -21,18 +20,13 @@ async function getJson(url: string): Promise<Json> {
   return (await r.json()) as Json;
 }
 
-function withoutLocalTimes(o: Json): Json {
-  const { finishedAt: _f, duration: _d, ...rest } = o;
-  return rest;
-}
-
 function sortKey(doc: Json, pk: unknown): string {
   const v = typeof pk === 'string' ? doc[pk] : undefined;
   return typeof v === 'number' ? v.toString().padStart(20, '0') : String(v);
 }
 
 async function readTasks(url: string): Promise<Json[]> {
-  return ((await getJson(`${url}/tasks?limit=1000000&reverse=true`))['results'] as Json[]).map(withoutLocalTimes);
+  return ((await getJson(`${url}/tasks?limit=1000000&reverse=true`))['results'] as Json[]);
 }
 
 /** One node's state; throws if a batch finished while it was being read (the parts would not match). */
@@ -51,7 +45,7 @@ export async function readState(url: string): Promise<NodeState> {
   }
   const tasks = await readTasks(url);
   if (JSON.stringify(tasks) !== before) throw new Error(`${url} processed tasks while it was being read`);
-  const batches = ((await getJson(`${url}/batches?limit=1000000&reverse=true`))['results'] as Json[]).map(withoutLocalTimes);
+  const batches = ((await getJson(`${url}/batches?limit=1000000&reverse=true`))['results'] as Json[]);
   return { indexes, documents, settings, tasks, batches };
 }
 

@@ -198,5 +198,31 @@ describe('cancelations and deletions on nodes at different points of their work'
     expect(ahead.queue.get(2)!.details).toMatchObject({ matchedTasks: 1, deletedTasks: 1 });
     expect(ahead.queue.get(3)!.details).toMatchObject({ matchedTasks: 1, canceledTasks: 1 });
   });
+
+  it('take the finish time the log decides, whether they had finished the batch or not', async () => {
+    const [ahead, behind] = [await makeNode(), await makeNode()];
+    for (const cmd of [addDocs('movies', [{ id: 1 }]), { kind: 'batch', startedAt: 1, taskUids: [0], reason: 'first' }] satisfies Command[]) {
+      for (const n of [ahead, behind]) await applyOn(n, cmd);
+    }
+    await runOn(ahead);
+    const own = ahead.queue.get(0)!.finishedAt!;
+    expect(ahead.queue.undecided.get(0)).toBe(own);
+    // The leader's time goes with its next decision; the node behind gets it before it finishes.
+    const decision: Command = { kind: 'batch', startedAt: 2, taskUids: [], reason: 'finish times', finished: [[0, own + 5]] };
+    for (const n of [ahead, behind]) await applyOn(n, decision);
+    await runOn(behind);
+    for (const n of [ahead, behind]) {
+      expect(n.queue.get(0)!.finishedAt).toBe(own + 5);
+      expect(n.queue.batches.get(0)).toMatchObject({ finishedAt: own + 5 });
+      expect(n.queue.batches.get(0)!.decided).toBeUndefined();
+      expect(n.queue.undecided.size).toBe(0);
+      expect(n.queue.decidedFinish.size).toBe(0);
+    }
+    // And it stays so after a restart.
+    const reloaded = new TaskQueue();
+    await reloaded.load(behind.store);
+    expect(reloaded.get(0)!.finishedAt).toBe(own + 5);
+    expect(reloaded.undecided.size + reloaded.decidedFinish.size).toBe(0);
+  });
 });
 
