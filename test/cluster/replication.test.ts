@@ -61,6 +61,11 @@ describe('a three-node cluster', () => {
       expect(own.status).toBe(200);
       expect(((await task.json()) as { uid: number }).uid).toBe(taskUid);
     }
+    // Listed by uid through a third node, just as fast.
+    const r = await post(c.url(a), '/indexes/polled/documents', [{ id: 'listed' }]);
+    const { taskUid } = (await r.json()) as { taskUid: number };
+    const listed = (await (await fetch(`${c.url(b)}/tasks?uids=${taskUid}`)).json()) as { results: { uid: number }[] };
+    expect(listed.results.map((x) => x.uid)).toEqual([taskUid]);
     // A uid that exists nowhere is still not found, once this node has caught up.
     const missing = await fetch(`${c.url(a)}/tasks/4000000000`);
     expect(missing.status).toBe(404);

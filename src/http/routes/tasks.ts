@@ -105,6 +105,8 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
       rejectUnknown(q, LIST_PARAMS);
       const paging = parsePaging(q, { limit: 'invalid_task_limit', from: 'invalid_task_from' });
       const f = parseTaskFilter(q);
+      // Asked by uid for a task this node has not seen yet: as for a single task, catch up first.
+      if (f.uids?.some((u) => u >= ctx.queue.nextTaskUid)) await ctx.replicator.catchUp(CATCH_UP_MS);
       const { page, total, from, next } = paginate(filtered(f).filter(taskVisibility(req) ?? (() => true)), (t) => t.uid, paging);
       return { results: page.map(taskView), total, limit: paging.limit, from, next };
     },
