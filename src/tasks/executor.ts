@@ -145,7 +145,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     let backupFinishedAt: number | null = null;
     if (tasks.length > 0) {
       const type = tasks[0]!.type;
-      if (type === 'taskCancelation') this.cancel(tasks, wb, stage);
+      if (type === 'taskCancelation') this.cancel(tasks, wb, stage, (u) => staged.get(u) ?? q.tasks.get(u));
       else if (type === 'taskDeletion') deleted.push(...this.deleteTasks(tasks, wb));
       else if (type === 'dumpCreation' || type === 'snapshotCreation') {
         try {
@@ -274,14 +274,20 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     return () => processed.publish();
   }
 
-  private cancel(cancels: TaskRecord[], wb: WriteBatch, stage: (uid: number) => TaskRecord | undefined): void {
+  /** `peek` reads a task as this batch left it so far, without staging a copy to write. */
+  private cancel(
+    cancels: TaskRecord[],
+    wb: WriteBatch,
+    stage: (uid: number) => TaskRecord | undefined,
+    peek: (uid: number) => TaskRecord | undefined,
+  ): void {
     const now = Date.now();
     for (const c of cancels) {
       let n = 0;
-      const matched = this.stillMatching(c, (u) => stage(u));
+      const matched = this.stillMatching(c, peek);
       for (const u of matched) {
+        if (peek(u)!.status !== 'enqueued') continue;
         const t = stage(u)!;
-        if (t.status !== 'enqueued') continue;
         t.status = 'canceled';
         t.canceledBy = c.uid;
         t.finishedAt = now;
