@@ -165,7 +165,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
     method: 'POST',
     url: '/tasks/cancel',
-    summary: 'Cancel enqueued or processing tasks matching the filters',
+    summary: 'Cancel the enqueued tasks matching the filters (a task already processing runs to its end)',
     tags: ['Tasks'],
     action: 'tasks.cancel',
     query: filterQueryDoc,
