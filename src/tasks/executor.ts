@@ -174,7 +174,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       if (t.status === 'processing') t.status = 'succeeded';
       t.finishedAt = finishedAt;
     }
-    // Tasks a cancelation of this batch canceled finish with it.
+    // Tasks a cancelation of this batch canceled finish with it (their time is set only here).
     for (const t of staged.values()) if (t.status === 'canceled' && t.canceledBy !== null && own.has(t.canceledBy)) t.finishedAt = finishedAt;
     for (const t of staged.values()) if (!deleted.includes(t.uid)) q.writeTask(wb, t);
     const record: BatchRecord = {
@@ -281,7 +281,6 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     stage: (uid: number) => TaskRecord | undefined,
     peek: (uid: number) => TaskRecord | undefined,
   ): void {
-    const now = Date.now();
     for (const c of cancels) {
       let n = 0;
       const matched = this.stillMatching(c, peek);
@@ -290,7 +289,6 @@ export class Executor extends EventEmitter<ExecutorEvents> {
         const t = stage(u)!;
         t.status = 'canceled';
         t.canceledBy = c.uid;
-        t.finishedAt = now;
         if (t.params.op === 'documents') {
           wb.del(PAYLOADS.key(t.uid));
           if (t.details) t.details = { ...t.details, indexedDocuments: 0 };

@@ -76,20 +76,8 @@ export function rankingRules(
  * comes last when there is none), the sort rules keep their places around it.
  */
 export function semanticRules(settingsRules: readonly string[], sort: readonly SortCriterion[]): { before: RankingRule[]; after: RankingRule[] } {
-  const before: RankingRule[] = [];
-  const after: RankingRule[] = [];
-  const sorted = new Set<string>();
-  let vector = false;
-  const pushSort = (field: string, ascending: boolean, rule?: RankingRule) => {
-    if (sorted.has(field)) return;
-    sorted.add(field);
-    (vector ? after : before).push(rule ?? sortRule(field, ascending));
-  };
-  for (const rr of settingsRules) {
-    const custom = /^(.+):(asc|desc)$/.exec(rr);
-    if (custom) pushSort(custom[1]!, custom[2] === 'asc');
-    else if (rr === 'sort') for (const c of sort) pushSort(c.field, c.ascending, c.rule);
-    else if (QUERY_RULES[rr]) vector = true;
-  }
-  return { before, after };
+  const all = rankingRules(settingsRules, sort, { placeholder: false, matchingAll: false });
+  const at = all.findIndex((r) => !r.isSort);
+  if (at < 0) return { before: all, after: [] };
+  return { before: all.slice(0, at), after: all.slice(at).filter((r) => r.isSort) };
 }

@@ -75,6 +75,16 @@ export function groupByCost(docs: Uint32Array, costs: Int32Array): Group[] {
   return groups;
 }
 
+/**
+ * Whether a document with these distinct keys is the first of its values; if so, its keys
+ * are taken. A document holds several values when the distinct attribute is an array.
+ */
+export function firstOfDistinct(seen: Set<string>, keys: readonly string[]): boolean {
+  if (keys.some((k) => seen.has(k))) return false;
+  for (const k of keys) seen.add(k);
+  return true;
+}
+
 export function bucketSort(input: BucketSortInput): BucketSortOutput {
   const { ctx, rules, offset, limit, distinct, threshold, deadline } = input;
   const need = Math.max(input.evaluate, offset + limit);
@@ -87,13 +97,9 @@ export function bucketSort(input: BucketSortInput): BucketSortOutput {
   const emit = (docs: Uint32Array): boolean => {
     for (let i = 0; i < docs.length; i++) {
       const d = docs[i]!;
-      if (distinct) {
-        const keys = distinct(d);
-        if (keys.some((k) => seen.has(k))) {
-          dropped++;
-          continue;
-        }
-        for (const k of keys) seen.add(k);
+      if (distinct && !firstOfDistinct(seen, distinct(d))) {
+        dropped++;
+        continue;
       }
       if (emitted >= offset && hits.length < limit) hits.push(d);
       emitted++;

@@ -10,7 +10,7 @@ import { globalScore, type Rank } from '../ranking/rank.js';
 import type { RankingContext } from '../ranking/rule.js';
 import { rankingRules, type SortCriterion } from '../ranking/rules.js';
 import type { IndexSettings } from '../settings/settings.js';
-import { bucketSort } from './bucket-sort.js';
+import { bucketSort, firstOfDistinct } from './bucket-sort.js';
 import { buildUnits, type Unit } from './derivations.js';
 import { buildLevels, removalOrder, tiles, type Level, type MatchingStrategy } from './levels.js';
 import { MatchTable } from './match-table.js';
@@ -322,12 +322,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
     if (distinct && req.exhaustiveCount) {
       const seen = new Set<string>();
       candidates = 0;
-      for (const d of universe) {
-        const keys = distinct(d);
-        if (keys.some((k) => seen.has(k))) continue;
-        for (const k of keys) seen.add(k);
-        candidates++;
-      }
+      for (const d of universe) if (firstOfDistinct(seen, distinct(d))) candidates++;
       if (req.rankingScoreThreshold !== null) candidates = Math.min(candidates, sorted.candidates);
     }
     const c = ctx;

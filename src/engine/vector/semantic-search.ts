@@ -12,7 +12,7 @@ import type { RuntimeEmbedder } from './embedders.js';
 import type { EmbedderState } from './embedder-state.js';
 import { VECTORS_PART, type VectorIndex } from './vector-index.js';
 import type { RankingContext, RankingRule } from '../ranking/rule.js';
-import { bucketSort } from '../search/bucket-sort.js';
+import { bucketSort, firstOfDistinct } from '../search/bucket-sort.js';
 
 export function vectorPartOf(h: IndexHandle): VectorIndex | null {
   return h.search instanceof CompositeIndex ? (h.search.part<VectorIndex>(VECTORS_PART) ?? null) : null;
@@ -109,10 +109,10 @@ export function semanticSearch(h: IndexHandle, e: ResolvedEmbedder, q: SemanticQ
   const state = e.state;
   const threshold = q.threshold ?? null;
   const filtered = q.allowed || q.exclude !== undefined ? allowedHas : null;
-  const allowedList = q.allowed ? [...q.allowed].filter(allowedHas) : undefined;
   const similar = (found: { docid: number; dot: number }[]): SemanticHit[] =>
     found.map((f) => ({ docid: f.docid, similarity: shiftScore(similarityOf(f.dot), e.runtime.distribution) }));
   if (q.order && q.order.before.length > 0) return sortedFirst(h, e, q, total, allowedHas, similar);
+  const allowedList = q.allowed ? [...q.allowed].filter(allowedHas) : undefined;
   // With a threshold, every candidate is scored so that totals count only those above it.
   let k = threshold !== null ? total : Math.min(q.limit, total);
   for (;;) {
@@ -147,9 +147,7 @@ function distinctHits(hits: readonly SemanticHit[], distinct: (d: number) => str
   const seen = new Set<string>();
   const out: SemanticHit[] = [];
   for (const x of hits) {
-    const keys = distinct(x.docid);
-    if (keys.some((key) => seen.has(key))) continue;
-    for (const key of keys) seen.add(key);
+    if (!firstOfDistinct(seen, distinct(x.docid))) continue;
     out.push(x);
     if (out.length >= limit) break;
   }
@@ -164,14 +162,21 @@ function breakTies(hits: SemanticHit[], order: SemanticOrder): SemanticHit[] {
     while (j < hits.length && hits[j]!.similarity === hits[i]!.similarity) j++;
     if (j - i === 1) out.push(hits[i]!);
     else {
-      const group = hits.slice(i, j);
-      const docs = Uint32Array.from(group, (x) => x.docid);
-      const costs = order.after.map((r) => Int32Array.from(r.costs(order.ctx, docs)));
-      const idx = group.map((_, n) => n).sort((a, b) => {
-        for (const c of costs) if (c[a] !== c[b]) return c[a]! - c[b]!;
-        return a - b;
+      // Ordered by the keyword search's bucket sort, remaining ties in docid order.
+      const docs = Uint32Array.from(hits.slice(i, j), (x) => x.docid).sort();
+      const similarity = hits[i]!.similarity;
+      const sorted = bucketSort({
+        ctx: order.ctx,
+        rules: order.after,
+        universe: docs,
+        offset: 0,
+        limit: docs.length,
+        distinct: null,
+        threshold: null,
+        deadline: Infinity,
+        evaluate: 0,
       });
-      for (const n of idx) out.push(group[n]!);
+      for (const docid of sorted.hits) out.push({ docid, similarity });
     }
     i = j;
   }
@@ -298,12 +303,8 @@ export function hybridMerge(
     else i++;
     if (seen.has(docid)) continue;
     seen.add(docid);
-    if (distinct) {
-      // Each side is distinct already; across them, the better-scored document of a value stays.
-      const keys = distinct(docid);
-      if (keys.some((key) => seenKeys.has(key))) continue;
-      for (const key of keys) seenKeys.add(key);
-    }
+    // Each side is distinct already; across them, the better-scored document of a value stays.
+    if (distinct && !firstOfDistinct(seenKeys, distinct(docid))) continue;
     if (skipped < offset) {
       skipped++;
       continue;
