@@ -20,6 +20,9 @@ describe('command line', () => {
     expect(badEnv.code).toBe(1);
     const size = run(['--http-payload-size-limit', 'lots']);
     expect(size.code).toBe(1);
+    const queue = run(['--task-queue-limit', '0']);
+    expect(queue.code).toBe(1);
+    expect(queue.out).toContain('--task-queue-limit: expected a positive number of tasks, got `0`.');
   });
 
   it('refuses production without a master key, and short keys', () => {

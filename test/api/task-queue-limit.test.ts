@@ -48,12 +48,4 @@ describe('the task queue limit', () => {
     expect((await t.client.tasks.getTask(uids.at(-1)!)).status).toBe('succeeded');
     expect((await index.getDocuments({ limit: 100 })).total).toBe(LIMIT + 5);
   });
-
-  it('refuses a limit that is not a positive number of tasks', async () => {
-    const { spawnSync } = await import('node:child_process');
-    const { MAIN } = await import('../helpers/node.js');
-    const r = spawnSync(process.execPath, [MAIN, '--task-queue-limit', '0'], { encoding: 'utf8' });
-    expect(r.status).toBe(1);
-    expect(r.stderr).toContain('--task-queue-limit: expected a positive number of tasks, got `0`.');
-  });
 });
