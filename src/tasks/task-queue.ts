@@ -1,4 +1,4 @@
-import { KeySpace, decodeUint } from '../store/keys.js';
+import { KeySpace, decodeUint, encodeUint } from '../store/keys.js';
 import type { KvReader, WriteBatch } from '../store/kv.js';
 import type { BatchRecord } from './batch.js';
 import type { TaskRecord } from './task.js';
@@ -20,12 +20,6 @@ export interface PendingBatch {
   taskUids: number[];
   startedAt: number;
   reason: string;
-}
-
-function u64(n: number): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64BE(BigInt(n));
-  return b;
 }
 
 /**
@@ -88,9 +82,9 @@ export class TaskQueue {
   }
 
   writeCounters(wb: WriteBatch): void {
-    wb.put(NEXT_TASK, u64(this.nextTaskUid));
-    wb.put(NEXT_BATCH, u64(this.nextBatchUid));
-    wb.put(APPLIED, u64(this.appliedIndex));
+    wb.put(NEXT_TASK, encodeUint(this.nextTaskUid));
+    wb.put(NEXT_BATCH, encodeUint(this.nextBatchUid));
+    wb.put(APPLIED, encodeUint(this.appliedIndex));
   }
 
   taskKey(uid: number): Buffer {
@@ -114,7 +108,7 @@ export class TaskQueue {
     if (!b) {
       if (this.decidedFinish.has(uid)) return;
       this.decidedFinish.set(uid, finishedAt);
-      wb.put(DECIDED_FINISH.key(uid), u64(finishedAt));
+      wb.put(DECIDED_FINISH.key(uid), encodeUint(finishedAt));
       return;
     }
     // Already decided, or finished before decisions existed.
