@@ -14,6 +14,7 @@ import { openapiRoutes } from './openapi.js';
 import { facetSearchRoutes } from './facet-search.js';
 import { searchRoutes } from './search.js';
 import { similarRoutes } from './similar.js';
+import { fieldRoutes } from './fields.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
@@ -28,6 +29,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   backupRoutes(app, ctx);
   searchRoutes(app, ctx);
   similarRoutes(app, ctx);
+  fieldRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);
   facetSearchRoutes(app, ctx);
