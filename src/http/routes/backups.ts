@@ -3,10 +3,7 @@ import { snapshotTask } from '../../backup/runner.js';
 import { taskSummary } from '../../tasks/task.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
-import { s } from '../schema.js';
-import { customMetadata } from './params.js';
-
-const writeQuery = s.object({ customMetadata: s.field(s.string(), 'bad_request') });
+import { customMetadata, writeQuery } from './params.js';
 
 /**
  * `POST /dumps` and `POST /snapshots`: both enqueue a task that every node processes,

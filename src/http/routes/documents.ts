@@ -13,7 +13,7 @@ import { bodyFormat, jsonBody, rawBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
 import { s } from '../schema.js';
-import { customMetadata, indexUidParam } from './params.js';
+import { customMetadata, indexUidParam, writeQuery } from './params.js';
 
 const fieldsSchema = s.array(s.string());
 const idsSchema = s.custom((v, ctx) => {
@@ -62,7 +62,6 @@ const addQuery = s.object({
   skipCreation: s.field(s.boolean(), 'invalid_skip_creation'),
 });
 
-const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invalid_index_custom_metadata') });
 
 const deleteBatchBody = s.array(s.any({ oneOf: [{ type: 'string' }, { type: 'integer' }] }));
 const deleteByFilterBody = s.object({

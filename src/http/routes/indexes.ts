@@ -8,7 +8,7 @@ import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
 import { s } from '../schema.js';
-import { customMetadata, indexUidParam } from './params.js';
+import { customMetadata, indexUidParam, writeQuery } from './params.js';
 import { embeddingCounts } from '../../engine/vector/semantic-search.js';
 
 const listQuery = s.object({
@@ -16,7 +16,6 @@ const listQuery = s.object({
   limit: s.field(s.uint(), 'invalid_index_limit'),
 });
 
-const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invalid_index_custom_metadata') });
 
 const uidSchema = s.custom((v, ctx) => {
   if (typeof v !== 'string') {

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { assertIndexUid } from '../../engine/index-uid.js';
+import { s } from '../schema.js';
 
 /** The `{indexUid}` path parameter, checked against the uid rules. */
 export function indexUidParam(req: FastifyRequest): string {
@@ -7,6 +8,9 @@ export function indexUidParam(req: FastifyRequest): string {
   assertIndexUid(uid);
   return uid;
 }
+
+/** The query string of a write route: `customMetadata`, any string, kept in the task. */
+export const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invalid_index_custom_metadata') });
 
 /** `customMetadata`, accepted by every write route and echoed in the task. */
 export function customMetadata(q: { customMetadata?: string | undefined }): { customMetadata?: string } {

@@ -17,9 +17,8 @@ import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
 import { s } from '../schema.js';
-import { customMetadata, indexUidParam } from './params.js';
+import { customMetadata, indexUidParam, writeQuery } from './params.js';
 
-const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invalid_index_custom_metadata') });
 
 /**
  * What the settings checks know of the index: the experimental features, and each embedder as
