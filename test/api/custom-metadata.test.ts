@@ -38,7 +38,7 @@ describe('customMetadata', () => {
       ['succeeded', 'delete-filter'],
     ]);
     const summary = await index.addDocuments([{ id: 9 }], { customMetadata: 'summary' });
-    expect(summary.customMetadata).toBe('summary');
+    expect((summary as { customMetadata?: string }).customMetadata).toBe('summary');
     expect((await t.client.tasks.getTask(summary.taskUid)).customMetadata).toBe('summary');
     const cleared = await index.deleteAllDocuments({ customMetadata: 'clear' }).waitTask();
     expect(cleared.customMetadata).toBe('clear');
