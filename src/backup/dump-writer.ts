@@ -69,12 +69,13 @@ export async function writeDump(store: KvStore, engine: Engine, queue: TaskQueue
     }
 
     const tasks = [...queue.tasks.values()].filter((t) => t.uid < job.task.uid).sort((a, b) => a.uid - b.uid);
-    // Tasks not processed yet go in as enqueued with their documents: the importing node runs them.
-    const waiting = tasks.filter((t) => !isFinished(t.status));
-    const payloads = await snap.getMany(waiting.map((t) => PAYLOADS.key(t.uid)));
-    for (let i = 0; i < waiting.length; i++) {
+    // Tasks not processed yet go in as enqueued with their documents: the importing node runs
+    // them. Finished tasks keep theirs too, as they do here (`GET /tasks/{uid}/documents`).
+    const withPayload = tasks.filter((t) => t.params.op === 'documents');
+    const payloads = await snap.getMany(withPayload.map((t) => PAYLOADS.key(t.uid)));
+    for (let i = 0; i < withPayload.length; i++) {
       const buf = payloads[i];
-      if (buf) await put({ kind: 'payload', taskUid: waiting[i]!.uid, documents: JSON.parse(buf.toString()) as Doc[] });
+      if (buf) await put({ kind: 'payload', taskUid: withPayload[i]!.uid, documents: JSON.parse(buf.toString()) as Doc[] });
     }
     const finishedAt = Math.max(Date.now(), job.batch.startedAt);
     for (const t of tasks) {
