@@ -20,9 +20,11 @@ export interface Grant {
   rules: SearchRules | null;
   /** Whether a write may create its index when it is missing (the `indexes.create` action). */
   mayCreateIndexes: boolean;
+  /** The key's actions, wildcards expanded; null for every action. */
+  actions: ReadonlySet<string> | null;
 }
 
-const OPEN: Grant = { keyIndexes: null, rules: null, mayCreateIndexes: true };
+const OPEN: Grant = { keyIndexes: null, rules: null, mayCreateIndexes: true, actions: null };
 const grants = new WeakMap<FastifyRequest, Grant>();
 
 /**
@@ -98,6 +100,7 @@ export async function authenticate(keys: KeyStore, token: string, action: string
     keyIndexes: key.indexes.includes('*') ? null : key.indexes,
     rules,
     mayCreateIndexes: keys.granted(key.uid).has('indexes.create'),
+    actions: keys.granted(key.uid),
   };
 }
 
@@ -139,6 +142,12 @@ export function isIndexAuthorized(req: FastifyRequest, index: string): boolean {
   const g = requestGrant(req);
   if (g.keyIndexes !== null && !anyPatternMatches(g.keyIndexes, index)) return false;
   return g.rules === null || rulesAllowIndex(g.rules, index);
+}
+
+/** For a route needing a second action besides the one it declares (the reference's double-action policy). */
+export function assertActionGranted(req: FastifyRequest, action: string): void {
+  const g = requestGrant(req);
+  if (g.actions !== null && !g.actions.has(action)) throw invalidKey();
 }
 
 /** For indexes named outside the path (`POST /indexes`, `/swap-indexes`, a rename): 403 if not allowed. */

@@ -238,7 +238,11 @@ type FieldsOf<F extends Record<string, FieldDef>> = {
 };
 
 export class ObjectSchema<F extends Record<string, FieldDef>> extends Schema<FieldsOf<F>> {
-  constructor(readonly fields: F, private readonly opts: { allowUnknown?: boolean } = {}) {
+  constructor(
+    readonly fields: F,
+    /** `unknownCode`: the code an unknown field gets (a nested object whose errors all carry its own code). */
+    private readonly opts: { allowUnknown?: boolean; unknownCode?: ErrorCode } = {},
+  ) {
     super();
   }
 
@@ -254,7 +258,7 @@ export class ObjectSchema<F extends Record<string, FieldDef>> extends Schema<Fie
           const list = names.map((n) => `\`${n}\``).join(', ');
           const what = ctx.mode === 'query' ? 'parameter' : 'field';
           const at = ctx.mode === 'json' && ctx.path ? ` inside \`${ctx.path}\`` : '';
-          throw new ApiError('bad_request', `Unknown ${what} \`${k}\`${at}: expected one of ${list}`);
+          throw new ApiError(this.opts.unknownCode ?? 'bad_request', `Unknown ${what} \`${k}\`${at}: expected one of ${list}`);
         }
       }
     }
@@ -304,7 +308,7 @@ export const s = {
   array: <T>(item: Schema<T>) => new ArraySchema(item),
   any: (js?: JsonSchema) => new AnySchema(js),
   custom: <T>(fn: (value: unknown, ctx: Ctx) => T, js: JsonSchema) => new CustomSchema(fn, js),
-  object: <F extends Record<string, FieldDef>>(fields: F, opts?: { allowUnknown?: boolean }) =>
+  object: <F extends Record<string, FieldDef>>(fields: F, opts?: { allowUnknown?: boolean; unknownCode?: ErrorCode }) =>
     new ObjectSchema(fields, opts),
   field: <T>(schema: Schema<T>, code: ErrorCode, extra: Omit<FieldDef<T>, 'schema' | 'code'> = {}): FieldDef<T> => ({
     schema,

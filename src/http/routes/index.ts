@@ -15,6 +15,7 @@ import { facetSearchRoutes } from './facet-search.js';
 import { searchRoutes } from './search.js';
 import { similarRoutes } from './similar.js';
 import { fieldRoutes } from './fields.js';
+import { renderRoutes } from './render.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
@@ -30,6 +31,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   searchRoutes(app, ctx);
   similarRoutes(app, ctx);
   fieldRoutes(app, ctx);
+  renderRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);
   facetSearchRoutes(app, ctx);
