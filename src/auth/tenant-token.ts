@@ -1,7 +1,7 @@
 import { base64url, compactVerify, decodeProtectedHeader, errors } from 'jose';
 import { ApiError } from '../errors/api-error.js';
 import { isValidIndexPattern, mostSpecificPattern, anyPatternMatches } from './actions.js';
-import { parseUuid } from './key-store.js';
+import { parseUuid } from '../util/uuid.js';
 
 /**
  * Tenant tokens: JWTs signed (HS256/384/512) with an API key's value, narrowing that key to
