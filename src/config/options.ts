@@ -40,6 +40,10 @@ export interface Options {
   ignoreSnapshotIfDbExists: boolean;
   /** Seconds between two scheduled snapshots; null when none are scheduled. */
   scheduleSnapshot: number | null;
+  /** A webhook of this node's own (not editable through the API), notified after every batch. */
+  taskWebhook: { url: string; authorization: string | null } | null;
+  /** How long one webhook notification attempt may take. */
+  webhookTimeoutMs: number;
 }
 
 export class OptionsError extends Error {}
@@ -82,6 +86,9 @@ export const FLAGS: FlagDef[] = [
   { name: 'ignore-missing-snapshot', help: 'Start normally when the --import-snapshot file does not exist', bare: true },
   { name: 'ignore-snapshot-if-db-exists', help: 'Start with the existing database and ignore --import-snapshot', bare: true },
   { name: 'schedule-snapshot', help: 'Take a snapshot every N seconds (the flag alone: every 86400 s)', optional: '86400' },
+  { name: 'task-webhook-url', help: 'URL notified with the tasks of every finished batch (shown in /webhooks, not editable there)' },
+  { name: 'task-webhook-authorization-header', help: 'Authorization header value sent to --task-webhook-url' },
+  { name: 'webhook-timeout', help: 'How long one webhook notification attempt may take, e.g. "30s"', default: '30s' },
 ];
 
 export function envVarName(flag: string): string {
@@ -228,6 +235,14 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (scheduleText !== undefined && (!/^\d+$/.test(scheduleText) || Number(scheduleText) < 1)) {
     throw new OptionsError(`--schedule-snapshot: expected a positive number of seconds, got \`${scheduleText}\`.`);
   }
+  const webhookUrl = get('task-webhook-url') ?? null;
+  if (webhookUrl !== null && !/^https?:\/\/[^/]/i.test(webhookUrl)) {
+    throw new OptionsError(`--task-webhook-url: expected an http:// or https:// URL, got \`${webhookUrl}\`.`);
+  }
+  const webhookAuth = get('task-webhook-authorization-header') ?? null;
+  if (webhookAuth !== null && webhookUrl === null) {
+    throw new OptionsError('--task-webhook-authorization-header needs --task-webhook-url: it is sent to that URL.');
+  }
   return {
     dbPath: get('db-path')!,
     httpAddr: parseHostPort('http-addr', get('http-addr')!),
@@ -253,5 +268,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     ignoreMissingSnapshot: flag('ignore-missing-snapshot'),
     ignoreSnapshotIfDbExists: flag('ignore-snapshot-if-db-exists'),
     scheduleSnapshot: scheduleText === undefined ? null : Number(scheduleText),
+    taskWebhook: webhookUrl === null ? null : { url: webhookUrl, authorization: webhookAuth },
+    webhookTimeoutMs: parseDuration('webhook-timeout', get('webhook-timeout')!),
   };
 }

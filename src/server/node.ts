@@ -24,6 +24,9 @@ import { isFinished, type TaskRecord } from '../tasks/task.js';
 import { BackupOutcomes } from '../backup/outcomes.js';
 import { Backups, scheduleSnapshots } from '../backup/runner.js';
 import { importAtStart, startupLogger } from '../backup/startup-import.js';
+import { WebhookStore, type Webhook } from '../webhooks/webhook-store.js';
+import { WebhookDelivery } from '../webhooks/delivery.js';
+import { batchTaskViews } from '../tasks/batch.js';
 
 export interface RunningNode {
   app: FastifyInstance;
@@ -38,6 +41,8 @@ export interface NodeDeps {
   configHandlers?: (store: KvStore) => [string, ConfigHandler][];
   /** Where log lines go instead of standard output. */
   logStream?: { write(line: string): void };
+  /** Waits between webhook notification attempts (default 1 s then 5 s: three attempts). */
+  webhookRetryDelaysMs?: number[];
 }
 
 /** Builds a node from the pieces: store, engine, task queue, log, executor, HTTP API. */
@@ -61,6 +66,10 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   const backupOutcomes = new BackupOutcomes();
   sm.register(BackupOutcomes.COMMAND, backupOutcomes);
   sm.register(EmbeddingExchange.COMMAND, embeddings);
+  const cli = options.taskWebhook;
+  const cliWebhook: Webhook | null = cli && { url: cli.url, headers: cli.authorization !== null ? { Authorization: cli.authorization } : {} };
+  const webhooks = new WebhookStore(cliWebhook);
+  sm.register(WebhookStore.COMMAND, webhooks);
   for (const [name, handler] of deps.configHandlers?.(store) ?? []) sm.register(name, handler);
   await sm.loadHandlers(store);
 
@@ -136,10 +145,19 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     warn: (msg, fields) => log.warn(fields, msg),
     info: (msg, fields) => log.info(fields, msg),
   });
+  const delivery = new WebhookDelivery({
+    webhooks: () => webhooks.all(),
+    timeoutMs: options.webhookTimeoutMs,
+    retryDelaysMs: deps.webhookRetryDelaysMs ?? [1_000, 5_000],
+    log,
+  });
   executor.on('batch', (b) => {
     log.debug({ batchUid: b.uid, taskUids: b.taskUids, durationMs: (b.finishedAt ?? b.startedAt) - b.startedAt }, 'batch processed');
     notify();
     scheduler?.poke();
+    // The leader notifies, once per batch: a batch whose finish time the log had already decided
+    // was finished, and notified, by an earlier leader.
+    if (replicator.isLeader() && b.decided === false) void delivery.batchFinished(b.uid, batchTaskViews(queue, b));
   });
   executor.on('idle', () => scheduler?.poke());
 
@@ -152,6 +170,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     features,
     metrics,
     keys,
+    webhooks,
     startedAt: Date.now(),
     async enqueue(spec, payload) {
       const r = await replicator.propose({ kind: 'enqueue', enqueuedAt: Date.now(), spec, ...(payload ? { payload } : {}) });
@@ -220,6 +239,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     async close() {
       closing = true;
       stopSnapshots();
+      delivery.close();
       // A leader hands over first, so that a planned stop (rolling restart) barely pauses writes.
       await replicator.prepareShutdown();
       await app!.close();

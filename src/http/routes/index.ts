@@ -16,6 +16,7 @@ import { searchRoutes } from './search.js';
 import { similarRoutes } from './similar.js';
 import { fieldRoutes } from './fields.js';
 import { renderRoutes } from './render.js';
+import { webhookRoutes } from './webhooks.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
@@ -32,6 +33,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   similarRoutes(app, ctx);
   fieldRoutes(app, ctx);
   renderRoutes(app, ctx);
+  webhookRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);
   facetSearchRoutes(app, ctx);
