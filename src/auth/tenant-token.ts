@@ -2,6 +2,7 @@ import { base64url, compactVerify, decodeProtectedHeader, errors } from 'jose';
 import { ApiError } from '../errors/api-error.js';
 import { isValidIndexPattern, mostSpecificPattern, anyPatternMatches } from './actions.js';
 import { parseUuid } from '../util/uuid.js';
+import { depthMessage, jsonDepthExceeded } from '../util/json-depth.js';
 
 /**
  * Tenant tokens: JWTs signed (HS256/384/512) with an API key's value, narrowing that key to
@@ -108,6 +109,8 @@ function parseRules(v: unknown): SearchRules | null {
 /** The claims, checked as the reference's serde struct would: first bad member in order, then missing ones. */
 function readClaims(text: string): TenantClaims {
   let obj: unknown;
+  const tooDeep = jsonDepthExceeded(text);
+  if (tooDeep) throw decodeError(`JSON error: ${depthMessage(tooDeep)}`);
   try {
     obj = JSON.parse(text);
   } catch (e) {

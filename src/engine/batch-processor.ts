@@ -3,6 +3,7 @@ import type { WriteBatch } from '../store/kv.js';
 import { encodeUint } from '../store/keys.js';
 import { processIndexTask } from './index-tasks.js';
 import { documentFilterDocids } from './documents/filter-hook.js';
+import { parseRequiredFilter } from './filter/filter-tree.js';
 import type { TaskParams } from '../tasks/task.js';
 import type { Doc } from './documents/primary-key.js';
 import { extractDocumentId, inferPrimaryKey } from './documents/primary-key.js';
@@ -200,6 +201,8 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
       } else if (p.op === 'deleteFilter') {
         // The autobatcher starts a new batch at a filter deletion, so the published state is the one to filter.
         if (t !== tasks[0]) throw new Error('a deletion by filter must come first in its batch');
+        // Never "every document" by default: a filter that says nothing fails the task.
+        parseRequiredFilter(p.filter, { code: 'invalid_document_filter', containsFilter: true });
         const docids = existing ? [...(await documentFilterDocids(engine, existing, p.filter))] : [];
         const idsOf = new Map<number, string>();
         const wanted = new Set(docids);

@@ -301,6 +301,11 @@ export const ERROR_CODES = {
   dynamic_search_rule_not_found: { status: 404, type: 'invalid_request' },
   no_leader: { status: 503, type: 'system' },
   cluster_unavailable: { status: 503, type: 'system' },
+  // HTTP-level refusals raised before any route runs, where the status itself tells proxies and
+  // clients what went wrong.
+  request_header_fields_too_large: { status: 431, type: 'invalid_request' },
+  request_timeout: { status: 408, type: 'invalid_request' },
+  expectation_failed: { status: 417, type: 'invalid_request' },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,3 +1,5 @@
+import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyError } from 'fastify';
 import compress from '@fastify/compress';
 import { authHook, logSafeRequest } from '../auth/request-auth.js';
@@ -5,7 +7,7 @@ import { ApiError, errorBody } from '../errors/api-error.js';
 import { instrumentHttp } from '../metrics/sources.js';
 import { runWithLogger } from '../util/log-context.js';
 import { uuidv7 } from '../util/uuid.js';
-import { payloadTooLarge } from './body.js';
+import { clientErrorAnswer, fromFastifyError, sendApiError, unsupportedTransferEncoding, writeSocketError } from './framework-errors.js';
 import type { AppContext } from './context.js';
 import { registerRoutes } from './routes/index.js';
 
@@ -17,27 +19,6 @@ const PINO_LEVEL: Record<string, string> = {
   debug: 'debug',
   trace: 'trace',
 };
-
-/** Maps Fastify's own errors (raised before a handler runs) to the error table. */
-function fromFastifyError(err: FastifyError, limit: number, contentType: string | undefined): ApiError | null {
-  switch (err.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return contentType === undefined || contentType.trim() === ''
-        ? new ApiError('missing_content_type', 'A Content-Type header is missing. Accepted values for the Content-Type header are: `application/json`')
-        : new ApiError('invalid_content_type', `The Content-Type \`${contentType}\` is invalid. Accepted values for the Content-Type header are: \`application/json\``);
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return payloadTooLarge(limit);
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return new ApiError('bad_request', 'The Content-Length header does not match the body.');
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ApiError('missing_payload', 'A json payload is missing.');
-    case 'FST_ERR_BAD_URL':
-      return new ApiError('bad_request', 'The request URL is malformed.');
-    default:
-      if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) return new ApiError('bad_request', err.message);
-      return null;
-  }
-}
 
 export interface AppOptions {
   /** Where log lines go instead of standard output (tests read them). */
@@ -60,13 +41,39 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
       requestIdLogLabel: 'requestId',
       disableRequestLogging: ctx.options.logLevel !== 'debug' && ctx.options.logLevel !== 'trace',
     }),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // A path segment is bounded by the header size limit; the routes validate it with their own
+    // errors (an index uid longer than 512 bytes is `invalid_index_uid`).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: maxHeaderSize },
+    // Errors before any route runs carry the same shape as the others (see framework-errors.ts).
+    frameworkErrors: (err, req, reply) => {
+      const api = fromFastifyError(err, limit, req) ?? new ApiError('bad_request', err.message);
+      return sendApiError(reply, api);
+    },
+    clientErrorHandler: (err, socket) => {
+      const api = clientErrorAnswer(err);
+      if (api) writeSocketError(socket, api);
+      else socket.destroy();
+    },
+  });
+  // Node answers an `Expect` other than `100-continue` with a bare 417 unless asked to decide.
+  app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const api = new ApiError('expectation_failed', `The Expect header \`${String(req.headers.expect).slice(0, 200)}\` is not supported: only \`100-continue\` is.`);
+    res.writeHead(api.status, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*', Connection: 'close' });
+    res.end(JSON.stringify(api.toJSON()));
+  });
+  // A CONNECT has no route here: answered like any unknown route, instead of a silent close.
+  app.server.on('connect', (_req, socket: Socket) => {
+    socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   });
 
   // Code below the routes (replication, engine) logs with the request's child logger, so every
   // line of a request carries its requestId. Body parsing runs in the socket's async context, so
   // the logger is entered again before validation, as @fastify/request-context does.
   app.addHook('onRequest', (req, _reply, done) => runWithLogger(req.log, done));
+  app.addHook('onRequest', async (req) => {
+    const api = unsupportedTransferEncoding(req);
+    if (api) throw api;
+  });
   app.addHook('preValidation', (req, _reply, done) => runWithLogger(req.log, done));
   instrumentHttp(app, ctx.metrics);
 
@@ -98,11 +105,8 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   app.addHook('onRequest', authHook(ctx.keys));
 
   app.setErrorHandler((err: FastifyError | ApiError, req, reply) => {
-    const api = err instanceof ApiError ? err : fromFastifyError(err, limit, req.headers['content-type']);
-    if (api) {
-      if (api.code === 'too_many_search_requests' || api.status === 503) reply.header('Retry-After', '10');
-      return reply.status(api.status).send(api.toJSON());
-    }
+    const api = err instanceof ApiError ? err : fromFastifyError(err, limit, req);
+    if (api) return sendApiError(reply, api);
     req.log.error({ err }, 'unexpected error');
     return reply.status(500).send(errorBody('internal', err.message));
   });

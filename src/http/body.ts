@@ -2,6 +2,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync, type ZlibOptions } from 
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { formatByteSize } from '../config/byte-size.js';
+import { depthMessage, jsonDepthExceeded } from '../util/json-depth.js';
 
 export type BodyFormat = 'json' | 'ndjson' | 'csv';
 
@@ -85,10 +86,11 @@ export function jsonBody(req: FastifyRequest, limit: number): unknown {
     throw new ApiError('malformed_payload', 'The json payload provided is malformed. `The payload is not valid UTF-8`.');
   }
   if (text.trim() === '') throw new ApiError('missing_payload', 'A json payload is missing.');
+  const tooDeep = jsonDepthExceeded(text);
+  if (tooDeep) throw new ApiError('malformed_payload', `The json payload provided is malformed. \`${depthMessage(tooDeep)}\`.`);
   try {
     return JSON.parse(text);
   } catch (e) {
-    const why = e instanceof RangeError ? 'The payload is nested too deeply' : (e as Error).message;
-    throw new ApiError('malformed_payload', `The json payload provided is malformed. \`${why}\`.`);
+    throw new ApiError('malformed_payload', `The json payload provided is malformed. \`${(e as Error).message}\`.`);
   }
 }

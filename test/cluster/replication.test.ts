@@ -114,6 +114,36 @@ describe('a three-node cluster', () => {
     expect(await bad.json()).toMatchObject({ code: 'invalid_header_value' });
   });
 
+  it('refuses intent-less deletions on every node, and no node deletes anything', async () => {
+    const lead = await c.waitForLeader();
+    const setup = await fetch(`${c.url(lead)}/indexes/kept/settings`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ filterableAttributes: ['k'] }),
+    });
+    const docs = await post(c.url(lead), '/indexes/kept/documents', [{ id: 1, k: 'a' }, { id: 2, k: 'b' }]);
+    const acked = [((await setup.json()) as { taskUid: number }).taskUid, ((await docs.json()) as { taskUid: number }).taskUid];
+    const before = await waitConverged([0, 1, 2].map((i) => c.url(i)), acked);
+    expectIdentical(before);
+    for (const i of [0, 1, 2]) {
+      for (const filter of [[''], [[]], ['', ' '], '  ']) {
+        const r = await post(c.url(i), '/indexes/kept/documents/delete', { filter });
+        expect(r.status).toBe(400);
+        expect(await r.json()).toMatchObject({ code: 'invalid_document_filter', message: 'Sending an empty filter is forbidden.' });
+      }
+      const bare = await fetch(`${c.url(i)}/indexes/kept/documents/`, { method: 'DELETE' });
+      expect(bare.status).toBe(400);
+      const tasks = await fetch(`${c.url(i)}/tasks`, { method: 'DELETE' });
+      expect(await tasks.json()).toMatchObject({ code: 'missing_task_filters' });
+    }
+    // A write after them: once every node has applied it, nothing before it deleted anything.
+    const mark = await post(c.url(lead), '/indexes/mark/documents', [{ id: 1 }]);
+    const after = await waitConverged([0, 1, 2].map((i) => c.url(i)), [((await mark.json()) as { taskUid: number }).taskUid]);
+    expectIdentical(after);
+    expect(after[0]!.documents['kept']).toEqual(before[0]!.documents['kept']);
+    expect(after[0]!.tasks.length).toBe(before[0]!.tasks.length + 1);
+  });
+
   it('keeps every acknowledged write when the leader is killed -9 under load, and accepts writes again', async () => {
     const load = new WriteLoad(() => c.alive().map((i) => c.url(i)), 'load');
     try {

@@ -1,6 +1,7 @@
 import { ApiError } from '../../errors/api-error.js';
 import type { Doc } from './primary-key.js';
 import { parseCsv } from './parse-csv.js';
+import { depthMessage, jsonDepthExceeded } from '../../util/json-depth.js';
 
 export type PayloadFormat = 'json' | 'ndjson' | 'csv';
 
@@ -24,7 +25,6 @@ function parseJsonText(format: PayloadFormat, text: string, where = ''): unknown
   try {
     return JSON.parse(text);
   } catch (e) {
-    if (e instanceof RangeError) throw malformed(format, `${where}The payload is nested too deeply`);
     throw malformed(format, `${where}${(e as Error).message}`);
   }
 }
@@ -56,6 +56,9 @@ export function parseDocumentsPayload(format: PayloadFormat, body: Buffer, csvDe
       throw malformed('csv', (e as Error).message);
     }
   }
+  // Everything downstream (flattening, formatting, storing) walks documents recursively.
+  const tooDeep = jsonDepthExceeded(text, undefined, format === 'ndjson');
+  if (tooDeep) throw malformed(format, depthMessage(tooDeep));
   if (format === 'json') {
     if (text.trim() === '') return [];
     const v = parseJsonText(format, text);

@@ -150,3 +150,14 @@ export function parseFilter(filter: unknown, opts: FilterParseOptions): FilterNo
   }
   return node;
 }
+
+/**
+ * A filter that must select something by saying so: a deletion by filter. Empty strings and
+ * empty arrays are no condition, so a filter made only of them would read as "every
+ * document"; it is refused instead, with the reference's words.
+ */
+export function parseRequiredFilter(filter: unknown, opts: FilterParseOptions): FilterNode {
+  const node = parseFilter(filter, opts);
+  if (node === null) throw new ApiError(opts.code, 'Sending an empty filter is forbidden.');
+  return node;
+}

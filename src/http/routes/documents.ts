@@ -8,6 +8,7 @@ import type { IndexHandle } from '../../engine/index-handle.js';
 import { retrievedVectors } from '../../engine/vector/semantic-search.js';
 import { documentFilterDocids } from '../../engine/documents/filter-hook.js';
 import { checkSortable, parseFilter, parseSort, rejoinGeoPoints, sortedDocids } from '../../engine/facets/index.js';
+import { parseRequiredFilter } from '../../engine/filter/filter-tree.js';
 import { taskSummary } from '../../tasks/task.js';
 import { bodyFormat, jsonBody, rawBody } from '../body.js';
 import type { AppContext } from '../context.js';
@@ -289,16 +290,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       const q = writeQuery.validate(queryRecord(req), 'query');
       const body = deleteByFilterBody.validate(jsonBody(req, limit), 'json');
       const f = body.filter;
-      if (f === null || (typeof f === 'string' && f.trim() === '') || (Array.isArray(f) && f.length === 0)) {
-        throw new ApiError('invalid_document_filter', 'Sending an empty filter is forbidden.');
-      }
-      if (typeof f !== 'string' && !Array.isArray(f)) {
-        throw new ApiError(
-          'invalid_document_filter',
-          `Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(f)}\`.`,
-        );
-      }
-      parseFilter(f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
+      parseRequiredFilter(f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
       const task = await ctx.enqueue({
         type: 'documentDeletion',
         indexUid: uid,
@@ -320,6 +312,14 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 202,
     handler: async (req) => {
       const uid = indexUidParam(req);
+      // Trailing slashes are ignored elsewhere, but here `documents/` is what deleting one document
+      // with an empty id produces (`/documents/${id}`): it must not read as "delete them all".
+      if (req.url.split('?')[0]!.endsWith('/')) {
+        throw new ApiError(
+          'missing_document_id',
+          'The document identifier is missing from the path. `DELETE /indexes/{indexUid}/documents/{documentId}` deletes one document; `DELETE /indexes/{indexUid}/documents`, without a trailing slash, deletes every document of the index.',
+        );
+      }
       const q = writeQuery.validate(queryRecord(req), 'query');
       const task = await ctx.enqueue({
         type: 'documentDeletion',

@@ -2,6 +2,7 @@ import { ApiError } from '../../errors/api-error.js';
 import { ISO639_1_TO_3, isSupportedLocale, SUPPORTED_LOCALES } from '../../engine/tokenizer/index.js';
 import type { SearchQuery } from '../../engine/search/perform.js';
 import { s, typeError, valueError, type Ctx, type FieldDef } from '../schema.js';
+import { jsonDepthExceeded } from '../../util/json-depth.js';
 
 /**
  * The search parameters as one description for three uses: the POST body, the GET query
@@ -55,6 +56,8 @@ const sortSchema = s.custom((v, ctx: Ctx) => {
 /** `filter` in a query string is tried as JSON first (so an array can be passed), else kept as a string. */
 const filterSchema = s.custom((v, ctx: Ctx) => {
   if (ctx.mode !== 'query' || typeof v !== 'string') return v;
+  // Too deep to be the array form (which nests two levels): read as an expression, which refuses it.
+  if (jsonDepthExceeded(v)) return v;
   try {
     const parsed: unknown = JSON.parse(v);
     if (Array.isArray(parsed)) return parsed;

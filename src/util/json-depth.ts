@@ -1,0 +1,59 @@
+// A bound on how deeply a JSON text nests, checked before it is parsed.
+//
+// V8's JSON.parse accepts any depth, but much of what runs on a parsed value afterwards
+// recurses (flattening documents, formatting hits, JSON.stringify itself), and a value nested
+// ten thousand levels deep overflows the stack there. Refusing such texts up front keeps every
+// later walk of a request value shallow.
+
+/**
+ * Arrays and objects a JSON value may nest, as the reference's parser (serde_json) allows:
+ * its recursion limit of 128 refuses the 128th level that opens.
+ */
+export const MAX_JSON_DEPTH = 127;
+
+export interface DepthExceeded {
+  /** 1-based line and column of the bracket that opened one level too many. */
+  line: number;
+  column: number;
+}
+
+/**
+ * Where `text` first nests deeper than `max`, or null. Brackets inside strings do not count.
+ * With `perLine`, every line starts again at depth 0 (NDJSON: a value a line).
+ */
+export function jsonDepthExceeded(text: string, max = MAX_JSON_DEPTH, perLine = false): DepthExceeded | null {
+  let depth = 0;
+  let inString = false;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+      else if (c === 0x0a && perLine) inString = false; // a raw newline cannot be in a JSON string
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > max) return positionOf(text, i);
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) {
+      if (depth > 0) depth--;
+    } else if (c === 0x0a && perLine) depth = 0;
+  }
+  return null;
+}
+
+function positionOf(text: string, index: number): DepthExceeded {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, column: index - lineStart + 1 };
+}
+
+/** The parser's words for a too-deep text, as the reference's parser words them. */
+export function depthMessage(at: DepthExceeded): string {
+  return `recursion limit exceeded at line ${at.line} column ${at.column}`;
+}
