@@ -8,6 +8,7 @@ import type { Executor } from '../tasks/executor.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
 import type { TaskRecord, TaskSpec } from '../tasks/task.js';
 import type { WebhookStore } from '../webhooks/webhook-store.js';
+import type { LogHub } from '../util/log-hub.js';
 
 /** What route handlers may use. Built by `server/node.ts`. */
 export interface AppContext {
@@ -24,6 +25,8 @@ export interface AppContext {
   keys: KeyStore;
   /** Webhooks notified after every batch (changed through the log). */
   webhooks: WebhookStore;
+  /** This node's log sinks (`/logs/*`). */
+  logs: LogHub;
   /** Proposes a task; resolves with the registered task once it is durable. */
   enqueue(spec: TaskSpec, payload?: Buffer): Promise<TaskRecord>;
   /** Applies a node-wide change through the log (see `ConfigHandler`); throws the handler's ApiError. */

@@ -28,16 +28,19 @@ export const ROUTES: RouteDoc[] = [];
 
 export interface RouteDef extends RouteDoc {
   handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  /** An open-ended stream (logs, server-sent events): sent as written, never compressed (that would hold it back). */
+  streaming?: boolean;
 }
 
 /** Registers a route and records its description for the OpenAPI document. */
 export function route(app: FastifyInstance, def: RouteDef): void {
-  const { handler, ...doc } = def;
+  const { handler, streaming, ...doc } = def;
   if (!ROUTES.some((r) => r.method === doc.method && r.url === doc.url)) ROUTES.push(doc);
   app.route({
     method: def.method,
     url: def.url,
     config: { action: def.action },
+    ...(streaming ? { compress: false as const } : {}),
     handler: async (req, reply) => {
       const out = await handler(req, reply);
       if (reply.sent) return reply;
@@ -53,4 +56,14 @@ export function queryRecord(req: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(q)) out[k] = Array.isArray(v) ? v[v.length - 1]! : v;
   return out;
+}
+
+/**
+ * Sends an open-ended stream (the route declares `streaming`): its headers go out at once,
+ * before the first chunk, so a client sees the response start even while nothing is written.
+ */
+export function sendOpenStream(reply: FastifyReply, stream: NodeJS.ReadableStream, contentType: string): FastifyReply {
+  reply.header('content-type', contentType);
+  reply.raw.once('pipe', () => reply.raw.flushHeaders());
+  return reply.send(stream);
 }

@@ -27,6 +27,7 @@ import { importAtStart, startupLogger } from '../backup/startup-import.js';
 import { WebhookStore, type Webhook } from '../webhooks/webhook-store.js';
 import { WebhookDelivery } from '../webhooks/delivery.js';
 import { batchTaskViews } from '../tasks/batch.js';
+import { LogHub, LogTargets } from '../util/log-hub.js';
 
 export interface RunningNode {
   app: FastifyInstance;
@@ -161,6 +162,8 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   });
   executor.on('idle', () => scheduler?.poke());
 
+  // Every line goes through the hub: standard output (or the given stream) and `/logs/stream`.
+  const logs = new LogHub(deps.logStream ?? process.stdout, LogTargets.level(options.logLevel));
   const ctx: AppContext = {
     options,
     engine,
@@ -171,6 +174,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     metrics,
     keys,
     webhooks,
+    logs,
     startedAt: Date.now(),
     async enqueue(spec, payload) {
       const r = await replicator.propose({ kind: 'enqueue', enqueuedAt: Date.now(), spec, ...(payload ? { payload } : {}) });
@@ -203,7 +207,10 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     },
   };
 
-  app = await buildApp(ctx, deps.logStream ? { logStream: deps.logStream } : {});
+  app = await buildApp(ctx, { logStream: logs });
+  logs.setLevel = (level) => {
+    app!.log.level = level;
+  };
   await replicator.start();
   // The driver exists once started, and reports its first role change only after this turn.
   connectSoftState(metrics, replicator.driver);

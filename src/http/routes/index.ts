@@ -17,6 +17,7 @@ import { similarRoutes } from './similar.js';
 import { fieldRoutes } from './fields.js';
 import { renderRoutes } from './render.js';
 import { webhookRoutes } from './webhooks.js';
+import { logRoutes } from './logs.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
@@ -34,6 +35,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   fieldRoutes(app, ctx);
   renderRoutes(app, ctx);
   webhookRoutes(app, ctx);
+  logRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);
   facetSearchRoutes(app, ctx);
