@@ -5,6 +5,7 @@ import type { Doc } from './documents/primary-key.js';
 import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './index-handle.js';
 import type { SearchIndexFactory } from './search-index.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
+import { SearchRuleStore } from './search-rules/rules.js';
 
 const ENGINE_META = new KeySpace('em');
 const NEXT_INDEX_ID = ENGINE_META.key('nextIndexId');
@@ -23,6 +24,8 @@ export class Engine {
   nextIndexId = 0;
   /** Time of the last change applied, for `GET /stats`. */
   lastUpdate: number | null = null;
+  /** Node-wide dynamic search rules (pins), changed by `dsrUpdate`/`dsrClear` tasks. */
+  readonly searchRules = new SearchRuleStore();
 
   private constructor(
     readonly store: KvStore,
@@ -38,6 +41,7 @@ export class Engine {
   /** (Re)reads every index from the store, e.g. at start or after installing a snapshot. */
   async load(): Promise<void> {
     this.indexes.clear();
+    await this.searchRules.load(this.store);
     const next = await this.store.get(NEXT_INDEX_ID);
     this.nextIndexId = next ? decodeUint(next) : 0;
     for await (const { value } of this.store.scan({ prefix: INDEX_UIDS.prefix })) {

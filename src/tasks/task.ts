@@ -17,6 +17,10 @@ export const TASK_TYPES = [
   'snapshotCreation',
   'export',
   'upgradeDatabase',
+  'indexCompaction',
+  'networkTopologyChange',
+  'dsrUpdate',
+  'dsrClear',
 ] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -32,6 +36,9 @@ export const INDEXLESS_TYPES: ReadonlySet<TaskType> = new Set<TaskType>([
   'snapshotCreation',
   'export',
   'upgradeDatabase',
+  'networkTopologyChange',
+  'dsrUpdate',
+  'dsrClear',
 ]);
 
 /** What the engine needs to carry out a task, beyond its public details. Never shown to clients. */
@@ -49,7 +56,11 @@ export type TaskParams =
   /** `indexPatterns`: the requesting key's indexes; tasks of other indexes (or of none) are never matched. */
   | { op: 'cancel' | 'deleteTasks'; query: string; indexPatterns?: string[] }
   | { op: 'dump' }
-  | { op: 'snapshot' };
+  | { op: 'snapshot' }
+  /** Creates or partly changes a dynamic search rule. */
+  | { op: 'dsrUpdate'; uid: string; update: Record<string, unknown> }
+  | { op: 'dsrDelete'; uid: string }
+  | { op: 'dsrClear' };
 
 /** A task as proposed to the log: everything decided before it is numbered. */
 export interface TaskSpec {

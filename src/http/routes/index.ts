@@ -18,6 +18,7 @@ import { fieldRoutes } from './fields.js';
 import { renderRoutes } from './render.js';
 import { webhookRoutes } from './webhooks.js';
 import { logRoutes } from './logs.js';
+import { searchRuleRoutes } from './search-rules.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
@@ -36,6 +37,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   renderRoutes(app, ctx);
   webhookRoutes(app, ctx);
   logRoutes(app, ctx);
+  searchRuleRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);
   facetSearchRoutes(app, ctx);

@@ -4,7 +4,8 @@ import { assertIndexUid } from '../../engine/index-uid.js';
 import { distinctKeys } from '../../engine/index/field-values.js';
 import { searchStateOf } from '../../engine/index/trine-search-index.js';
 import { computeFacets, type FacetOutput } from '../../engine/search/facet-hook.js';
-import { mergeFederated, type FederatedQueryHits } from '../../engine/search/federation.js';
+import { mergeFederated, type FederatedQueryHits, type MergedHit } from '../../engine/search/federation.js';
+import { placePins } from '../../engine/search/pins.js';
 import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
 import { DEFAULT_LIMIT, performSearch, runSearch, type SearchQuery } from '../../engine/search/perform.js';
 import { checkFacets } from '../../engine/search/validate.js';
@@ -13,7 +14,7 @@ import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, valueError } from '../schema.js';
-import { includeMetadata } from './search.js';
+import { includeMetadata, searchRules } from './search.js';
 import { searchFields, toSearchQuery } from './search-params.js';
 
 const indexUidSchema = s.custom((v, ctx) => {
@@ -123,6 +124,7 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
   const required = skip + take;
 
   const lists: FederatedQueryHits[] = [];
+  const pins: { item: MergedHit; position: number }[] = [];
   const universes = new Map<string, Uint32Array[]>();
   let total = 0;
   for (let i = 0; i < items.length; i++) {
@@ -131,9 +133,15 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
     try {
       const run = await runSearch(ctx.engine, item.indexUid, q, { offset: 0, limit: required, exhaustive: finite, scores: true }, {
         containsFilter: ctx.features.isEnabled('containsFilter'),
+        searchRules: searchRules(ctx),
+        separatePins: true,
       });
-      total += Math.min(run.candidates, run.settings.pagination.maxTotalHits);
-      lists.push({ indexUid: item.indexUid, queryIndex: i, weight: item.federationOptions?.weight ?? 1, hits: run.hits, ranked: run.ranked });
+      total += Math.min(run.candidates, run.settings.pagination.maxTotalHits) - run.pinned.length;
+      const weight = item.federationOptions?.weight ?? 1;
+      lists.push({ indexUid: item.indexUid, queryIndex: i, weight, hits: run.hits, ranked: run.ranked });
+      for (const p of run.pinned) {
+        pins.push({ item: { hit: p.hit, ranked: p.ranked, indexUid: item.indexUid, queryIndex: i, weightedScore: p.ranked.score * weight }, position: p.position });
+      }
       const u = universes.get(item.indexUid) ?? [];
       u.push(run.universe);
       universes.set(item.indexUid, u);
@@ -141,7 +149,14 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
       throw inside(i, e);
     }
   }
-  let merged = mergeFederated(lists);
+  // Pinned documents take their positions in the merged list, once each (queries in order).
+  const pinKey = (m: MergedHit) => `${m.indexUid}\u0000${m.ranked.docid}`;
+  const placed = new Set<string>();
+  const uniquePins = pins
+    .filter((p) => !placed.has(pinKey(p.item)) && placed.add(pinKey(p.item)))
+    .sort((a, b) => a.position - b.position);
+  total += uniquePins.length;
+  let merged = placePins(mergeFederated(lists).filter((m) => !placed.has(pinKey(m))), uniquePins);
   if (fed.distinct) {
     const field = fed.distinct;
     const seen = new Set<string>();
@@ -239,6 +254,7 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
           const r = await performSearch(ctx.engine, item.indexUid, toSearchQuery(item), {
             includeMetadata: metadata,
             containsFilter: ctx.features.isEnabled('containsFilter'),
+            searchRules: searchRules(ctx),
           });
           results.push({ indexUid: item.indexUid, ...r });
         } catch (e) {

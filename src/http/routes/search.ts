@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { withSearchRules } from '../../auth/request-auth.js';
 import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/perform.js';
+import type { SearchRuleStore } from '../../engine/search-rules/rules.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
@@ -16,6 +17,11 @@ export function includeMetadata(req: FastifyRequest): boolean {
   return s === 'true' || s === '1';
 }
 
+/** The dynamic search rules searches apply: none unless the `dynamicSearchRules` feature is on. */
+export function searchRules(ctx: AppContext): SearchRuleStore | null {
+  return ctx.features.isEnabled('dynamicSearchRules') ? ctx.engine.searchRules : null;
+}
+
 async function search(ctx: AppContext, uid: string, q: SearchQuery, req: FastifyRequest): Promise<unknown> {
   // A tenant token's rule for this index is AND-ed with the query's own filter.
   q.filter = withSearchRules(req, uid, q.filter ?? null);
@@ -25,6 +31,7 @@ async function search(ctx: AppContext, uid: string, q: SearchQuery, req: Fastify
       includeMetadata: includeMetadata(req),
       containsFilter: ctx.features.isEnabled('containsFilter'),
       indexPrefix: true,
+      searchRules: searchRules(ctx),
     });
   } catch (e) {
     if (e instanceof ApiError && isIndexScoped(e)) throw e.prefixed(`Index \`${uid}\`: `);
