@@ -26,6 +26,7 @@ import { computeFacets, type FacetOutput } from './facet-hook.js';
 import { checkFilterShape, resolveSearchFilter } from './filter-hook.js';
 import type { MatchingStrategy } from './levels.js';
 import { checkDistinct, checkFacets, checkSort, parseSort, type ParsedSort } from './validate.js';
+import { hydrateForeignKeys } from '../documents/foreign-keys.js';
 import { pinnedHit, placePins, resolvePins, withoutPinned, withPinnedUniverse } from './pins.js';
 import type { SearchRuleStore } from '../search-rules/rules.js';
 
@@ -141,6 +142,8 @@ export interface SearchOptions {
   searchRules?: SearchRuleStore | null;
   /** Pins are returned apart instead of placed in the window (a federated search places them in its merged list). */
   separatePins?: boolean;
+  /** The `foreignKeys` feature is on: referenced documents are shown in place of their ids. */
+  foreignKeys?: boolean;
 }
 
 function facetPart(handle: IndexHandle): boolean {
@@ -276,6 +279,7 @@ export async function runSearch(
     const docOf = new Map(listed.map((r, i) => [r.docid, docs[i]]));
     for (const [i, hit] of hits.entries()) hit['_vectors'] = await documentVectors(handle, ranked[i]!.docid, docOf.get(ranked[i]!.docid) ?? {});
   }
+  if (opts.foreignKeys) await hydrateForeignKeys(engine, settings, hits);
   // Pinned documents count among the results, matching the query or not.
   const universe = withPinnedUniverse(outcome.universe, pins);
   let facetOut: FacetOutput | null = null;

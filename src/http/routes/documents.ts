@@ -4,6 +4,7 @@ import { requestGrant } from '../../auth/request-auth.js';
 import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
 import { projectFields } from '../../engine/documents/project.js';
+import { hydrateForeignKeys } from '../../engine/documents/foreign-keys.js';
 import type { IndexHandle } from '../../engine/index-handle.js';
 import { retrievedVectors } from '../../engine/vector/semantic-search.js';
 import { documentFilterDocids } from '../../engine/documents/filter-hook.js';
@@ -103,10 +104,18 @@ async function listDocuments(
     const order = sortedDocids(h, criteria, docids, offset + limit).slice(offset);
     const docs = await ctx.engine.readDocs(ctx.engine.store, h, order);
     const total = docids ? new Set(docids).size : h.meta.docCount;
-    return { results: await Promise.all(docs.filter((d): d is Doc => d !== null).map((d) => present(h, d, p.fields, p.retrieveVectors))), offset, limit, total };
+    const results = await Promise.all(docs.filter((d): d is Doc => d !== null).map((d) => present(h, d, p.fields, p.retrieveVectors)));
+    return { results: await withForeign(ctx, h, results), offset, limit, total };
   }
   const { results, total } = await ctx.engine.listDocuments(uid, { offset, limit, docids });
-  return { results: await Promise.all(results.map((d) => present(h, d, p.fields, p.retrieveVectors))), offset, limit, total };
+  const shown = await Promise.all(results.map((d) => present(h, d, p.fields, p.retrieveVectors)));
+  return { results: await withForeign(ctx, h, shown), offset, limit, total };
+}
+
+/** Referenced documents in place of their ids, while the `foreignKeys` feature is on. */
+async function withForeign(ctx: AppContext, h: IndexHandle, docs: Doc[]): Promise<Doc[]> {
+  if (ctx.features.isEnabled('foreignKeys')) await hydrateForeignKeys(ctx.engine, h.meta.settings, docs);
+  return docs;
 }
 
 export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -157,7 +166,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       const h = ctx.engine.getIndex(uid);
       const doc = await ctx.engine.getDocument(uid, id);
       if (!doc) throw documentNotFound(id);
-      return present(h, doc, q.fields, q.retrieveVectors);
+      return (await withForeign(ctx, h, [await present(h, doc, q.fields, q.retrieveVectors)]))[0];
     },
   });
 

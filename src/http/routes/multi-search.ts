@@ -135,6 +135,7 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
         containsFilter: ctx.features.isEnabled('containsFilter'),
         searchRules: searchRules(ctx),
         separatePins: true,
+        foreignKeys: ctx.features.isEnabled('foreignKeys'),
       });
       total += Math.min(run.candidates, run.settings.pagination.maxTotalHits) - run.pinned.length;
       const weight = item.federationOptions?.weight ?? 1;
@@ -255,6 +256,7 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
             includeMetadata: metadata,
             containsFilter: ctx.features.isEnabled('containsFilter'),
             searchRules: searchRules(ctx),
+            foreignKeys: ctx.features.isEnabled('foreignKeys'),
           });
           results.push({ indexUid: item.indexUid, ...r });
         } catch (e) {

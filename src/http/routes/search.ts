@@ -32,6 +32,7 @@ async function search(ctx: AppContext, uid: string, q: SearchQuery, req: Fastify
       containsFilter: ctx.features.isEnabled('containsFilter'),
       indexPrefix: true,
       searchRules: searchRules(ctx),
+      foreignKeys: ctx.features.isEnabled('foreignKeys'),
     });
   } catch (e) {
     if (e instanceof ApiError && isIndexScoped(e)) throw e.prefixed(`Index \`${uid}\`: `);

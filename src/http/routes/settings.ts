@@ -88,7 +88,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'settings.get',
     status: 200,
     errors: ['index_not_found'],
-    handler: async (req) => settingsView(ctx.engine.getIndex(indexUidParam(req)).meta.settings),
+    handler: async (req) => settingsView(ctx.engine.getIndex(indexUidParam(req)).meta.settings, { foreignKeys: ctx.features.isEnabled('foreignKeys') }),
   });
 
   route(app, {
