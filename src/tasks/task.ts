@@ -48,6 +48,8 @@ export type TaskParams =
   | { op: 'deleteIds'; ids: string[] }
   | { op: 'deleteFilter'; filter: unknown }
   | { op: 'clear' }
+  /** Runs `function` (Rhai) on the documents `filter` keeps (all without one), with `context` in scope. */
+  | { op: 'edit'; function: string; filter: unknown; context: Record<string, unknown> | null }
   | { op: 'settings'; settings: Record<string, unknown>; createIndex?: false }
   | { op: 'createIndex'; primaryKey: string | null }
   | { op: 'updateIndex'; primaryKey: string | null | undefined; newUid: string | null }

@@ -5,6 +5,8 @@ import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-ke
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
 import { projectFields } from '../../engine/documents/project.js';
 import { hydrateForeignKeys } from '../../engine/documents/foreign-keys.js';
+import { compileEdition, PREVIEW_DOCUMENTS, previewEdition } from '../../engine/documents/edit-by-function.js';
+import { fromJson } from '../../engine/rhai/values.js';
 import type { IndexHandle } from '../../engine/index-handle.js';
 import { retrievedVectors } from '../../engine/vector/semantic-search.js';
 import { documentFilterDocids } from '../../engine/documents/filter-hook.js';
@@ -68,6 +70,12 @@ const addQuery = s.object({
 const deleteBatchBody = s.array(s.any({ oneOf: [{ type: 'string' }, { type: 'integer' }] }));
 const deleteByFilterBody = s.object({
   filter: s.required(s.any({ oneOf: [{ type: 'string' }, { type: 'array' }] }), 'invalid_document_filter', 'missing_document_filter'),
+});
+
+const editBody = s.object({
+  function: s.required(s.string(), 'invalid_document_edition_function_filter', 'missing_document_edition_function'),
+  filter: s.field(s.any({ oneOf: [{ type: 'string' }, { type: 'array' }, { type: 'null' }] }), 'invalid_document_filter'),
+  context: s.field(s.any({ type: ['object', 'null'] }), 'invalid_document_edition_context'),
 });
 
 function documentNotFound(id: string): ApiError {
@@ -305,6 +313,46 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
         indexUid: uid,
         details: { providedIds: 0, deletedDocuments: null, originalFilter: JSON.stringify(f) },
         params: { op: 'deleteFilter', filter: f },
+        ...customMetadata(q),
+      });
+      return taskSummary(task);
+    },
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/indexes/:indexUid/documents/edit',
+    summary: 'Edit documents with a function (Rhai): it runs on each document the `filter` keeps (all without one), with `doc` and `context` in scope; `doc = ()` deletes the document',
+    tags: ['Documents'],
+    action: 'documents.*',
+    query: writeQuery,
+    body: editBody,
+    status: 202,
+    errors: ['feature_not_enabled', 'missing_document_edition_function', 'invalid_document_edition_context', 'invalid_document_filter', 'bad_request', 'edit_documents_by_function_error'],
+    handler: async (req) => {
+      const uid = indexUidParam(req);
+      const q = writeQuery.validate(queryRecord(req), 'query');
+      const body = editBody.validate(jsonBody(req, limit), 'json');
+      ctx.features.check('editDocumentsByFunction', 'Using the documents edit route');
+      const script = compileEdition(body.function);
+      const f = body.filter ?? null;
+      // A filter given must say something: a blank one would read as every document.
+      if (f !== null) parseRequiredFilter(f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
+      const c = body.context ?? null;
+      if (c !== null && (typeof c !== 'object' || Array.isArray(c))) throw new ApiError('invalid_document_edition_context', 'The context must be an object');
+      const context = c as Record<string, unknown> | null;
+      // The clock limit, on a sample of what the function will meet (see `previewEdition`).
+      const h = ctx.engine.indexes.get(uid);
+      if (h) {
+        const ids = f !== null ? [...(await documentFilterDocids(ctx.engine, h, f))].slice(0, PREVIEW_DOCUMENTS) : [...h.ext.values()].slice(0, PREVIEW_DOCUMENTS);
+        const sample = (await ctx.engine.readDocs(ctx.engine.store, h, ids)).filter((d): d is Doc => d !== null);
+        previewEdition(script, sample, context ? fromJson(context) : undefined, h.meta.primaryKey);
+      }
+      const task = await ctx.enqueue({
+        type: 'documentEdition',
+        indexUid: uid,
+        details: { deletedDocuments: null, editedDocuments: null, originalFilter: f === null ? null : JSON.stringify(f), context, function: body.function },
+        params: { op: 'edit', function: body.function, filter: f, context },
         ...customMetadata(q),
       });
       return taskSummary(task);
