@@ -14,6 +14,8 @@ export interface Options {
   masterKey: string | null;
   env: Env;
   httpPayloadSizeLimit: number;
+  /** Largest JSON body of every route but document uploads and deletions by id. */
+  httpJsonPayloadSizeLimit: number;
   logLevel: LogLevel;
   nodeId: string;
   raftAddr: { host: string; port: number } | null;
@@ -65,6 +67,7 @@ export const FLAGS: FlagDef[] = [
   { name: 'master-key', help: 'Master key protecting the API (at least 16 bytes)' },
   { name: 'env', help: 'development or production (production requires a master key)', default: 'development' },
   { name: 'http-payload-size-limit', help: 'Largest accepted request body, e.g. "100 MB"', default: '100 MB' },
+  { name: 'http-json-payload-size-limit', help: 'Largest JSON body of the routes that are not document uploads (search, settings, ...), at most the payload limit', default: '2 MiB' },
   { name: 'log-level', help: 'off, error, warn, info, debug or trace', default: 'info' },
   { name: 'node-id', help: 'Stable id of this node in a cluster', default: 'n1' },
   { name: 'raft-addr', help: 'Address for node-to-node gRPC traffic (host:port); cluster mode only' },
@@ -173,11 +176,14 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (!['off', 'error', 'warn', 'info', 'debug', 'trace'].includes(logLevel)) {
     throw new OptionsError(`--log-level: expected one of off, error, warn, info, debug, trace; got \`${logLevel}\`.`);
   }
-  const limitText = get('http-payload-size-limit')!;
-  const limit = parseByteSize(limitText);
-  if (limit === null) {
-    throw new OptionsError(`--http-payload-size-limit: \`${limitText}\` is not a size such as "100 MB" or "1 GiB".`);
-  }
+  const sizeFlag = (name: string): number => {
+    const text = get(name)!;
+    const size = parseByteSize(text);
+    if (size === null) throw new OptionsError(`--${name}: \`${text}\` is not a size such as "100 MB" or "1 GiB".`);
+    return size;
+  };
+  const limit = sizeFlag('http-payload-size-limit');
+  const jsonLimit = Math.min(sizeFlag('http-json-payload-size-limit'), limit);
   const masterKey = get('master-key') ?? null;
   if (masterKey !== null && Buffer.byteLength(masterKey) < 16) {
     throw new OptionsError('The master key must be at least 16 bytes long. Pick a longer --master-key.');
@@ -249,6 +255,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     masterKey,
     env: envName,
     httpPayloadSizeLimit: limit,
+    httpJsonPayloadSizeLimit: jsonLimit,
     logLevel: logLevel as LogLevel,
     nodeId,
     raftAddr,

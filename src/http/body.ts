@@ -48,6 +48,8 @@ export function rawBody(req: FastifyRequest, limit: number): Buffer {
   const body = req.body;
   const buf = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
   const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  // Fastify holds every body to the largest limit; a route may accept less (JSON bodies).
+  if (buf.length > limit) throw payloadTooLarge(limit);
   if (encoding === 'identity' || encoding === '' || buf.length === 0) return buf;
   const opts: ZlibOptions = { maxOutputLength: limit + 1 };
   let out: Buffer;

@@ -103,11 +103,19 @@ describe('a three-node cluster', () => {
     const task = (await (await fetch(`${c.url(readFrom)}/tasks/${taskUid}`)).json()) as { status: string };
     expect(task.status).toBe('succeeded');
 
+    // A uid no node has registered names no task: not worth a 503 after a wait.
     const future = await fetch(`${c.url(readFrom)}/indexes/ryw/documents/fresh`, {
       headers: { 'Trine-Wait-For-Task': String(taskUid + 1000), 'Trine-Wait-Timeout': '200' },
     });
-    expect(future.status).toBe(503);
-    expect(await future.json()).toMatchObject({ code: 'cluster_unavailable', type: 'system' });
+    expect(future.status).toBe(404);
+    expect(await future.json()).toMatchObject({ code: 'task_not_found' });
+    // A task registered but not processed within the bound is a 503: the node lags behind it.
+    const big = await post(c.url(writeTo), '/indexes/ryw-big/documents', Array.from({ length: 20_000 }, (_, i) => ({ id: i, text: `word${i} more words` })));
+    const bigUid = ((await big.json()) as { taskUid: number }).taskUid;
+    const lagging = await fetch(`${c.url(writeTo)}/indexes/ryw-big/stats`, { headers: { 'Trine-Wait-For-Task': String(bigUid), 'Trine-Wait-Timeout': '0' } });
+    expect(lagging.status).toBe(503);
+    expect(await lagging.json()).toMatchObject({ code: 'cluster_unavailable', type: 'system' });
+    expect(lagging.headers.get('retry-after')).toBe('10');
 
     const bad = await fetch(`${c.url(readFrom)}/indexes/ryw/documents/fresh`, { headers: { 'Trine-Wait-For-Task': 'soon' } });
     expect(bad.status).toBe(400);

@@ -85,6 +85,37 @@ export function countConditions(node: FilterNode): number {
   }
 }
 
+/**
+ * Most values one filter may name: each condition's value and each entry of an `IN` list or a
+ * polygon. Evaluating a filter costs time in proportion to them; beyond this, one request would
+ * hold the node for seconds.
+ */
+export const MAX_FILTER_VALUES = 100_000;
+
+/** Values a filter names (see {@link MAX_FILTER_VALUES}). */
+export function countValues(node: FilterNode): number {
+  switch (node.type) {
+    case 'not':
+      return countValues(node.child);
+    case 'and':
+    case 'or':
+      return node.children.reduce((n, c) => n + countValues(c), 0);
+    case 'in':
+      return Math.max(1, node.values.length);
+    case 'geoPolygon':
+      return node.points.length;
+    default:
+      return 1;
+  }
+}
+
+export function tooManyFilterValues(code: FilterErrorCode, values: number, where = 'the filter names'): ApiError {
+  return new ApiError(
+    code,
+    `Too many values in the filter: ${where} ${values} values (conditions and \`IN\` list entries together), and at most ${MAX_FILTER_VALUES} can be processed in one request.`,
+  );
+}
+
 export interface FilterParseOptions {
   /** `invalid_search_filter`, `invalid_document_filter` or `invalid_similar_filter`, per route. */
   code: FilterErrorCode;
@@ -140,6 +171,10 @@ export function parseFilter(filter: unknown, opts: FilterParseOptions): FilterNo
   }
   if (node && countConditions(node) > MAX_FILTER_CONDITIONS) {
     throw new ApiError(opts.code, `Too many filter conditions, can't process more than ${MAX_FILTER_CONDITIONS} filters.`);
+  }
+  if (node) {
+    const values = countValues(node);
+    if (values > MAX_FILTER_VALUES) throw tooManyFilterValues(opts.code, values);
   }
   if (node && !opts.containsFilter) {
     const kw = findContains(node);

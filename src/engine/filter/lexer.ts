@@ -45,19 +45,8 @@ const VALUE_CHAR = /[\p{Alphabetic}\p{N}_.\-]/u;
 const UNICODE_WS = /\p{White_Space}/u;
 const SYNTAX_CHARS = new Set(['(', ')', '=', '<', '>', '!']);
 
-/** Splits the input into code points with their UTF-16 offsets, once. */
-function codePoints(s: string): { chars: string[]; offsets: number[] } {
-  const chars: string[] = [];
-  const offsets: number[] = [];
-  let i = 0;
-  for (const ch of s) {
-    chars.push(ch);
-    offsets.push(i);
-    i += ch.length;
-  }
-  offsets.push(i);
-  return { chars, offsets };
-}
+/** Word characters among ASCII, looked up instead of matched: most filters are ASCII. */
+const ASCII_VALUE_CHAR = new Uint8Array(128).map((_, c) => (VALUE_CHAR.test(String.fromCharCode(c)) ? 1 : 0));
 
 /**
  * Position-level helpers over one filter string. Every method takes a UTF-16 offset and
@@ -71,10 +60,16 @@ export class Lexer {
     this.len = src.length;
     // Classify each UTF-16 unit once; a surrogate pair gets its class on the high unit.
     this.isValueChar = new Uint8Array(src.length + 1);
-    const { chars, offsets } = codePoints(src);
-    chars.forEach((ch, i) => {
-      if (VALUE_CHAR.test(ch)) this.isValueChar[offsets[i]!] = 1;
-    });
+    for (let i = 0; i < src.length; i++) {
+      const c = src.charCodeAt(i);
+      if (c < 128) {
+        this.isValueChar[i] = ASCII_VALUE_CHAR[c]!;
+        continue;
+      }
+      const cp = src.codePointAt(i)!;
+      if (VALUE_CHAR.test(String.fromCodePoint(cp))) this.isValueChar[i] = 1;
+      if (cp > 0xffff) i++;
+    }
   }
 
   fail(kind: ParseKind, start: number, end = this.len): ParseFail {

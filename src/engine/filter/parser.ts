@@ -283,21 +283,7 @@ class FilterParser extends Lexer {
   /** A field name or value: a word, or a quoted string; trailing white space is consumed. */
   value(p0: number): Parsed<Token> {
     const p = this.unicodeWs(p0);
-    this.rejectReservedGeo(p);
-    for (const [name, parse] of [
-      ['_geoRadius', (q: number) => this.geoRadius(q)],
-      ['_geoBoundingBox', (q: number) => this.geoBoundingBox(q)],
-      ['_geoPolygon', (q: number) => this.geoPolygon(q)],
-    ] as const) {
-      let misused = true;
-      try {
-        parse(p);
-      } catch (e) {
-        if (!(e instanceof ParseFail)) throw e;
-        misused = e.fatal;
-      }
-      if (misused) throw this.fail({ k: 'misusedGeo', name }, p);
-    }
+    if (this.src.charCodeAt(p) === 0x5f /* _ */) this.rejectMisusedGeo(p);
     let tok: Token;
     let end: number;
     try {
@@ -317,6 +303,27 @@ class FilterParser extends Lexer {
       throw e;
     }
     return [this.ws(end), this.unescape(tok)];
+  }
+
+  /** `_geo…` where a value is expected: a reserved name, or a geo function used as a value. */
+  private rejectMisusedGeo(p: number): void {
+    this.rejectReservedGeo(p);
+    for (const [name, parse] of [
+      ['_geoRadius', (q: number) => this.geoRadius(q)],
+      ['_geoBoundingBox', (q: number) => this.geoBoundingBox(q)],
+      ['_geoPolygon', (q: number) => this.geoPolygon(q)],
+    ] as const) {
+      // Only a value spelled like the function can be one misused as a value.
+      if (!this.src.startsWith(name, p)) continue;
+      let misused = true;
+      try {
+        parse(p);
+      } catch (e) {
+        if (!(e instanceof ParseFail)) throw e;
+        misused = e.fatal;
+      }
+      if (misused) throw this.fail({ k: 'misusedGeo', name }, p);
+    }
   }
 
   /** `_geo`, `_geoDistance` and `_geoPoint` can never appear in a filter. */

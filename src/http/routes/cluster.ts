@@ -73,8 +73,12 @@ function nextBatch(ctx: AppContext, ms: number): Promise<void> {
  */
 async function waitProcessed(ctx: AppContext, uid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
-  const registered = await ctx.replicator.waitUntil(() => ctx.queue.nextTaskUid > uid, timeoutMs);
-  if (!registered) return false;
+  if (ctx.queue.nextTaskUid <= uid) {
+    // A client learns a uid from a 202, sent once its entry is committed: after catching up with
+    // the leader's commit, a uid still unknown here names no task at all.
+    if (!(await ctx.replicator.catchUp(timeoutMs))) return false;
+    if (ctx.queue.nextTaskUid <= uid) throw new ApiError('task_not_found', `Task \`${uid}\` not found.`);
+  }
   for (;;) {
     const t = ctx.queue.get(uid);
     const inProgress = ctx.executor.current?.taskUids.includes(uid) ?? false;
@@ -86,7 +90,7 @@ async function waitProcessed(ctx: AppContext, uid: number, timeoutMs: number): P
 }
 
 export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpPayloadSizeLimit;
+  const limit = ctx.options.httpJsonPayloadSizeLimit;
 
   // Runs after authentication (an onRequest hook), so that only allowed requests may wait.
   app.addHook('preHandler', async (req) => {

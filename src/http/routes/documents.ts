@@ -78,6 +78,9 @@ const editBody = s.object({
   context: s.field(s.any({ type: ['object', 'null'] }), 'invalid_document_edition_context'),
 });
 
+/** Ids one deletion by id may name: a million take a second or two to register. */
+export const MAX_DELETE_BATCH_IDS = 1_000_000;
+
 function documentNotFound(id: string): ApiError {
   return new ApiError('document_not_found', `Document \`${id}\` not found.`);
 }
@@ -127,7 +130,9 @@ async function withForeign(ctx: AppContext, h: IndexHandle, docs: Doc[]): Promis
 }
 
 export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
+  // Uploads and deletions by id may be as large as the payload limit; other bodies are small.
   const limit = ctx.options.httpPayloadSizeLimit;
+  const jsonLimit = ctx.options.httpJsonPayloadSizeLimit;
 
   route(app, {
     method: 'GET',
@@ -154,7 +159,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 200,
     handler: async (req) => {
       const uid = indexUidParam(req);
-      const body = fetchBody.validate(jsonBody(req, limit), 'json');
+      const body = fetchBody.validate(jsonBody(req, jsonLimit), 'json');
       return listDocuments(ctx, uid, body);
     },
   });
@@ -274,6 +279,12 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       const uid = indexUidParam(req);
       const q = writeQuery.validate(queryRecord(req), 'query');
       const raw = deleteBatchBody.parse(jsonBody(req, limit), { path: '', code: 'bad_request', mode: 'json' });
+      if (raw.length > MAX_DELETE_BATCH_IDS) {
+        throw new ApiError(
+          'bad_request',
+          `Too many document ids: one deletion takes at most ${MAX_DELETE_BATCH_IDS} ids, and this one names ${raw.length}. Send them in several requests.`,
+        );
+      }
       const ids = raw.map((v, i) => {
         if (typeof v === 'number' && Number.isInteger(v)) return String(v);
         if (typeof v === 'string') return v;
@@ -305,7 +316,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (req) => {
       const uid = indexUidParam(req);
       const q = writeQuery.validate(queryRecord(req), 'query');
-      const body = deleteByFilterBody.validate(jsonBody(req, limit), 'json');
+      const body = deleteByFilterBody.validate(jsonBody(req, jsonLimit), 'json');
       const f = body.filter;
       parseRequiredFilter(f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
       const task = await ctx.enqueue({
@@ -332,7 +343,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (req) => {
       const uid = indexUidParam(req);
       const q = writeQuery.validate(queryRecord(req), 'query');
-      const body = editBody.validate(jsonBody(req, limit), 'json');
+      const body = editBody.validate(jsonBody(req, jsonLimit), 'json');
       ctx.features.check('editDocumentsByFunction', 'Using the documents edit route');
       const script = compileEdition(body.function);
       const f = body.filter ?? null;

@@ -44,7 +44,7 @@ export function experimentalFeatureRoutes(app: FastifyInstance, ctx: AppContext)
     status: 200,
     errors: ['bad_request'],
     handler: async (req) => {
-      const patch = parseFeaturesPatch(jsonBody(req, ctx.options.httpPayloadSizeLimit));
+      const patch = parseFeaturesPatch(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit));
       // Through the log, so that every node holds the same flags.
       return ctx.configure(ExperimentalFeatures.COMMAND, patch);
     },

@@ -41,7 +41,7 @@ export function facetSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (req) => {
       const started = performance.now();
       const uid = indexUidParam(req);
-      const body = facetSearchBody.validate(jsonBody(req, ctx.options.httpPayloadSizeLimit), 'json');
+      const body = facetSearchBody.validate(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit), 'json');
       const h = ctx.engine.getIndex(uid);
       const filter = withSearchRules(req, uid, body.filter ?? null);
       const containsFilter = ctx.features.isEnabled('containsFilter');

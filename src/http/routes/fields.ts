@@ -60,7 +60,7 @@ export function fieldRoutes(app: FastifyInstance, ctx: AppContext): void {
     errors: ['index_not_found', 'invalid_index_fields_filter'],
     handler: async (req) => {
       const uid = indexUidParam(req);
-      const body = listBody.validate(jsonBody(req, ctx.options.httpPayloadSizeLimit), 'json');
+      const body = listBody.validate(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit), 'json');
       return listFields(ctx.engine.getIndex(uid), body);
     },
   });

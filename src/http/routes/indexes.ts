@@ -74,7 +74,7 @@ export async function indexStats(ctx: AppContext, uid: string): Promise<Record<s
 }
 
 export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpPayloadSizeLimit;
+  const limit = ctx.options.httpJsonPayloadSizeLimit;
 
   route(app, {
     method: 'GET',

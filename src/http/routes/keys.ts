@@ -132,7 +132,7 @@ const listQuery = s.object({
 
 export function keyRoutes(app: FastifyInstance, ctx: AppContext): void {
   const keys = ctx.keys;
-  const limit = ctx.options.httpPayloadSizeLimit;
+  const limit = ctx.options.httpJsonPayloadSizeLimit;
   const param = (req: FastifyRequest) => (req.params as { key: string }).key;
   const propose = (op: KeyOp) => ctx.configure(KeyStore.COMMAND, op);
 

@@ -31,7 +31,7 @@ const stderrBody = s.object({ target: s.field(targetSchema, 'bad_request') });
 const MODE_NAMES = { human: 'Human', json: 'Json', profile: 'Profile' } as const;
 
 export function logRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpPayloadSizeLimit;
+  const limit = ctx.options.httpJsonPayloadSizeLimit;
   const check = () => ctx.features.check('logsRoute', 'Modifying logs through the `/logs/*` routes');
 
   route(app, {

@@ -9,6 +9,7 @@ import { placePins } from '../../engine/search/pins.js';
 import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
 import { DEFAULT_LIMIT, performSearch, runSearch, type SearchQuery } from '../../engine/search/perform.js';
 import { checkFacets } from '../../engine/search/validate.js';
+import { countValues, MAX_FILTER_VALUES, parseFilter, tooManyFilterValues, type FilterNode } from '../../engine/filter/filter-tree.js';
 import { uuidv7 } from '../../util/uuid.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
@@ -72,6 +73,29 @@ const multiSearchBody = s.object({
 type Body = ReturnType<typeof multiSearchBody.validate>;
 type Item = Body['queries'][number];
 type Federation = NonNullable<Body['federation']>;
+
+/** Most queries one multi-search may hold: each is a whole search, run one after the other. */
+export const MAX_MULTI_SEARCH_QUERIES = 100;
+
+/**
+ * The queries' filters together are held to the values one filter may name, so that a
+ * multi-search cannot multiply the work of the largest filter by its number of queries. A
+ * filter that does not parse (or is too large alone) is left for its search to report, with that
+ * search's words.
+ */
+function checkFilterValues(items: Item[]): void {
+  let total = 0;
+  items.forEach((item, i) => {
+    let node: FilterNode | null = null;
+    try {
+      node = parseFilter(item.filter ?? null, { code: 'invalid_search_filter', containsFilter: true });
+    } catch {
+      return;
+    }
+    if (node) total += countValues(node);
+    if (total > MAX_FILTER_VALUES) throw inside(i, tooManyFilterValues('invalid_search_filter', total, 'the filters of the queries up to this one name'));
+  });
+}
 
 function inside(i: number, e: unknown): unknown {
   return e instanceof ApiError ? e.prefixed(`Inside \`.queries[${i}]\`: `) : e;
@@ -223,7 +247,7 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
 }
 
 export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpPayloadSizeLimit;
+  const limit = ctx.options.httpJsonPayloadSizeLimit;
   route(app, {
     method: 'POST',
     url: '/multi-search',
@@ -235,11 +259,18 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
     response: '{ results } or, with `federation`, one merged list of hits',
     handler: async (req) => {
       const body = multiSearchBody.validate(jsonBody(req, limit), 'json');
+      if (body.queries.length > MAX_MULTI_SEARCH_QUERIES) {
+        throw new ApiError(
+          'bad_request',
+          `Too many queries: a multi-search holds at most ${MAX_MULTI_SEARCH_QUERIES} queries, and this one holds ${body.queries.length}. Send them in several requests.`,
+        );
+      }
       // Each query is held to the key's indexes and to the tenant token's rule for its index.
       body.queries.forEach((item, i) => {
         assertQueryIndexAuthorized(req, item.indexUid, i);
         item.filter = withSearchRules(req, item.indexUid, item.filter ?? null) as typeof item.filter;
       });
+      checkFilterValues(body.queries);
       const metadata = includeMetadata(req);
       if (body.federation) return federated(ctx, body.queries, body.federation, metadata);
       const results: unknown[] = [];

@@ -60,7 +60,7 @@ export function renderRoutes(app: FastifyInstance, ctx: AppContext): void {
     errors: ['feature_not_enabled', 'invalid_render_template', 'invalid_render_input', 'render_document_not_found', 'template_parsing_error', 'template_rendering_error'],
     handler: async (req) => {
       assertActionGranted(req, 'documents.get');
-      const body = renderBody.validate(jsonBody(req, ctx.options.httpPayloadSizeLimit), 'json');
+      const body = renderBody.validate(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit), 'json');
       ctx.features.check('renderRoute', 'calling the /render-template route');
       return renderTemplate(
         {

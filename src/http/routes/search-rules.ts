@@ -130,7 +130,7 @@ function mentions(rule: SearchRule, query: string): boolean {
 }
 
 export function searchRuleRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpPayloadSizeLimit;
+  const limit = ctx.options.httpJsonPayloadSizeLimit;
   const check = () => ctx.features.check('dynamicSearchRules', 'Using the `/dynamic-search-rules` routes');
   const tags = ['Dynamic search rules'];
 

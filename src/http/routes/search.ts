@@ -43,7 +43,7 @@ async function search(ctx: AppContext, uid: string, q: SearchQuery, req: Fastify
 }
 
 export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpPayloadSizeLimit;
+  const limit = ctx.options.httpJsonPayloadSizeLimit;
 
   route(app, {
     method: 'POST',

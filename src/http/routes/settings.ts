@@ -60,7 +60,7 @@ function jsonValue(reply: FastifyReply, value: unknown): unknown {
 }
 
 export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpPayloadSizeLimit;
+  const limit = ctx.options.httpJsonPayloadSizeLimit;
 
   /** Checks a parsed update against the node and the index, then enqueues it. */
   async function enqueue(req: FastifyRequest, uid: string, patch: SettingsPatch, opts: { check: boolean; replace?: boolean }) {

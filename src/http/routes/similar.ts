@@ -130,7 +130,7 @@ export function similarRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 200,
     handler: async (req) => {
       const uid = indexUidParam(req);
-      return similar(ctx, uid, bodySchema.validate(jsonBody(req, ctx.options.httpPayloadSizeLimit), 'json'));
+      return similar(ctx, uid, bodySchema.validate(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit), 'json'));
     },
   });
 

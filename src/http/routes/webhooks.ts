@@ -54,7 +54,7 @@ function uuidParam(req: FastifyRequest): string {
 }
 
 export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpPayloadSizeLimit;
+  const limit = ctx.options.httpJsonPayloadSizeLimit;
   const configure = (op: WebhookOp) => ctx.configure(WebhookStore.COMMAND, op);
 
   route(app, {
