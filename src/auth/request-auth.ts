@@ -26,6 +26,7 @@ export interface Grant {
 
 const OPEN: Grant = { keyIndexes: null, rules: null, mayCreateIndexes: true, actions: null };
 const grants = new WeakMap<FastifyRequest, Grant>();
+const tokens = new WeakMap<FastifyRequest, string>();
 
 /**
  * Routes anyone may call, master key or not. The OpenAPI document is among them: it is
@@ -129,12 +130,21 @@ export function authHook(keys: KeyStore) {
       token = header.slice(space + 1);
     }
     grants.set(req, await authenticate(keys, token, action, index));
+    tokens.set(req, token);
   };
 }
 
 /** What the request's token allows (everything on routes that were not guarded). */
 export function requestGrant(req: FastifyRequest): Grant {
   return grants.get(req) ?? OPEN;
+}
+
+/**
+ * Checks the request's token for another action on another index, as a route acting on the
+ * caller's behalf does (a chat completion searching an index the model chose).
+ */
+export function authenticateAs(req: FastifyRequest, keys: KeyStore, action: string, index: string): Promise<Grant> {
+  return authenticate(keys, tokens.get(req) ?? '', action, index);
 }
 
 /** Whether the token may touch `index`: its key's patterns, and its tenant token's if any. */

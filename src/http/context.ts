@@ -9,6 +9,7 @@ import type { TaskQueue } from '../tasks/task-queue.js';
 import type { TaskRecord, TaskSpec } from '../tasks/task.js';
 import type { WebhookStore } from '../webhooks/webhook-store.js';
 import type { LogHub } from '../util/log-hub.js';
+import type { ChatWorkspaces } from '../chat/workspaces.js';
 
 /** What route handlers may use. Built by `server/node.ts`. */
 export interface AppContext {
@@ -25,6 +26,8 @@ export interface AppContext {
   keys: KeyStore;
   /** Webhooks notified after every batch (changed through the log). */
   webhooks: WebhookStore;
+  /** Chat workspaces: the language model and prompts of `/chats/{workspace}` (changed through the log). */
+  chats: ChatWorkspaces;
   /** This node's log sinks (`/logs/*`). */
   logs: LogHub;
   /** Proposes a task; resolves with the registered task once it is durable. */

@@ -26,6 +26,7 @@ import { Backups, scheduleSnapshots } from '../backup/runner.js';
 import { importAtStart, startupLogger } from '../backup/startup-import.js';
 import { WebhookStore, type Webhook } from '../webhooks/webhook-store.js';
 import { WebhookDelivery } from '../webhooks/delivery.js';
+import { ChatWorkspaces } from '../chat/workspaces.js';
 import { batchTaskViews } from '../tasks/batch.js';
 import { LogHub, LogTargets } from '../util/log-hub.js';
 
@@ -71,6 +72,8 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   const cliWebhook: Webhook | null = cli && { url: cli.url, headers: cli.authorization !== null ? { Authorization: cli.authorization } : {} };
   const webhooks = new WebhookStore(cliWebhook);
   sm.register(WebhookStore.COMMAND, webhooks);
+  const chats = new ChatWorkspaces();
+  sm.register(ChatWorkspaces.COMMAND, chats);
   for (const [name, handler] of deps.configHandlers?.(store) ?? []) sm.register(name, handler);
   await sm.loadHandlers(store);
 
@@ -174,6 +177,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     metrics,
     keys,
     webhooks,
+    chats,
     logs,
     startedAt: Date.now(),
     async enqueue(spec, payload) {

@@ -19,6 +19,7 @@ import { renderRoutes } from './render.js';
 import { webhookRoutes } from './webhooks.js';
 import { logRoutes } from './logs.js';
 import { searchRuleRoutes } from './search-rules.js';
+import { chatRoutes } from './chats.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
@@ -38,6 +39,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   webhookRoutes(app, ctx);
   logRoutes(app, ctx);
   searchRuleRoutes(app, ctx);
+  chatRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);
   facetSearchRoutes(app, ctx);

@@ -8,13 +8,9 @@ import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
 import { s } from '../schema.js';
-import { customMetadata, indexUidParam, writeQuery } from './params.js';
+import { customMetadata, indexUidParam, pageQuery, writeQuery } from './params.js';
 import { embeddingCounts } from '../../engine/vector/semantic-search.js';
 
-const listQuery = s.object({
-  offset: s.field(s.uint(), 'invalid_index_offset'),
-  limit: s.field(s.uint(), 'invalid_index_limit'),
-});
 
 
 const uidSchema = s.custom((v, ctx) => {
@@ -82,10 +78,10 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     summary: 'List indexes',
     tags: ['Indexes'],
     action: 'indexes.get',
-    query: listQuery,
+    query: pageQuery,
     status: 200,
     handler: async (req) => {
-      const q = listQuery.validate(queryRecord(req), 'query');
+      const q = pageQuery.validate(queryRecord(req), 'query');
       const offset = q.offset ?? 0;
       const lim = q.limit ?? 20;
       const visible = indexVisibility(req);

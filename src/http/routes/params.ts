@@ -9,6 +9,12 @@ export function indexUidParam(req: FastifyRequest): string {
   return uid;
 }
 
+/** `offset` and `limit` of a paginated list (indexes, chat workspaces). */
+export const pageQuery = s.object({
+  offset: s.field(s.uint(), 'invalid_index_offset'),
+  limit: s.field(s.uint(), 'invalid_index_limit'),
+});
+
 /** The query string of a write route: `customMetadata`, any string, kept in the task. */
 export const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invalid_index_custom_metadata') });
 
