@@ -46,6 +46,7 @@ describe('input limits', () => {
     expect(JSON.stringify(docs).length).toBeGreaterThan(2 * 1024 * 1024);
     const upload = await send('POST', '/indexes/lim-big/documents', docs);
     expect(upload.status).toBe(202);
+    expect((await t.client.tasks.waitForTask(upload.body['taskUid'] as number, { timeout: 60_000 })).status).toBe('succeeded');
   });
 
   it('the JSON limit follows --http-json-payload-size-limit, and never exceeds the payload limit', async () => {
