@@ -146,7 +146,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     if (tasks.length > 0) {
       const type = tasks[0]!.type;
       if (type === 'taskCancelation') this.cancel(tasks, stage, (u) => staged.get(u) ?? q.tasks.get(u));
-      else if (type === 'taskDeletion') deleted.push(...this.deleteTasks(tasks, wb));
+      else if (type === 'taskDeletion') for (const u of this.deleteTasks(tasks, wb)) deleted.push(u); // may be hundreds of thousands: no spread
       else if (type === 'dumpCreation' || type === 'snapshotCreation') {
         try {
           backupFinishedAt = await this.runBackup(tasks[0]!, pb);

@@ -63,7 +63,7 @@ describe('kept scans of long posting lists', () => {
   });
 
   it('applies filters to a query whose scan is kept', async () => {
-    await idx.updateFilterableAttributes(['id']).waitTask();
+    await idx.updateFilterableAttributes(['id']).waitTask({ timeout: 60_000 });
     await twice('x');
     const r = await twice('x', { filter: 'id < 100' });
     expect((r['hits'] as { id: number }[]).every((h) => h.id < 100)).toBe(true);

@@ -46,6 +46,7 @@ describe('input limits', () => {
     expect(JSON.stringify(docs).length).toBeGreaterThan(2 * 1024 * 1024);
     const upload = await send('POST', '/indexes/lim-big/documents', docs);
     expect(upload.status).toBe(202);
+    expect((await t.client.tasks.waitForTask(upload.body['taskUid'] as number, { timeout: 60_000 })).status).toBe('succeeded');
   });
 
   it('the JSON limit follows --http-json-payload-size-limit, and never exceeds the payload limit', async () => {
@@ -106,6 +107,24 @@ describe('input limits', () => {
     });
     const federated = await send('POST', '/multi-search', { federation: {}, queries: [filtered(60_000), filtered(40_001)] });
     expect(federated.body['code']).toBe('invalid_search_filter');
+  });
+
+  it('indexes and filters documents whose arrays hold more values than a function call takes arguments', async () => {
+    const wide = t.client.index('wide');
+    await wide.updateFilterableAttributes(['a', '_geojson']).waitTask();
+    const many = Array.from({ length: 200_000 }, (_, i) => i);
+    const points = Array.from({ length: 200_000 }, (_, i) => [(i % 360) - 180, ((i * 7) % 180) - 90]);
+    const task = await wide
+      .addDocuments([
+        { id: 1, a: { b: many, c: 'x' } },
+        { id: 2, a: { b: [1] }, _geojson: { type: 'MultiPoint', coordinates: points } },
+      ])
+      .waitTask({ timeout: 60_000 });
+    expect(task.status).toBe('succeeded');
+    expect((await wide.search('', { filter: 'a.b = 199999' })).hits.map((h) => h['id'])).toEqual([1]);
+    expect((await wide.search('', { filter: 'a EXISTS' })).hits.map((h) => h['id']).sort()).toEqual([1, 2]);
+    const polygon = `_geoPolygon(${Array.from({ length: 40_000 }, (_, i) => `[${Math.sin(i / 6366) * 80}, ${Math.cos(i / 6366) * 170}]`).join(',')})`;
+    expect((await wide.search('', { filter: polygon })).hits.map((h) => h['id'])).toEqual([2]);
   });
 
   it('a deletion by id names at most 1,000,000 ids', async () => {

@@ -52,7 +52,7 @@ export function parseShape(v: unknown): Shape | null {
         return true;
       case 'MultiPoint': {
         const p = positions(c);
-        if (p) s.points.push(...p);
+        if (p) for (const pos of p) s.points.push(pos);
         return p !== null;
       }
       case 'LineString': {
@@ -125,9 +125,15 @@ function pathCrossesRing(path: Pos[], closed: boolean, ring: Pos[]): boolean {
 
 /** Whether the shape touches the polygon `ring` (longitude-first positions). */
 export function intersectsPolygon(s: Shape, ring: Pos[]): boolean {
-  const xs = ring.map((p) => p[0]);
-  const ys = ring.map((p) => p[1]);
-  if (s.bbox[2] < Math.min(...xs) || s.bbox[0] > Math.max(...xs) || s.bbox[3] < Math.min(...ys) || s.bbox[1] > Math.max(...ys)) return false;
+  // A loop, not Math.min(...xs): a polygon may have more points than a call takes arguments.
+  let [minX, minY, maxX, maxY] = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const [x, y] of ring) {
+    if (x < minX) minX = x;
+    if (x > maxX) maxX = x;
+    if (y < minY) minY = y;
+    if (y > maxY) maxY = y;
+  }
+  if (s.bbox[2] < minX || s.bbox[0] > maxX || s.bbox[3] < minY || s.bbox[1] > maxY) return false;
   if (s.points.some((p) => inRing(p, ring))) return true;
   for (const line of s.lines) if (inRing(line[0]!, ring) || pathCrossesRing(line, false, ring)) return true;
   for (const poly of s.polygons) {

@@ -46,7 +46,10 @@ export function valuesOf(rec: DocRecord | undefined, attr: string): FieldValue[]
   const own = v[attr];
   let out: FieldValue[] | null = own ? [...own] : null;
   for (const [path, vals] of Object.entries(v)) {
-    if (path !== attr && isPathOrChild(attr, path)) (out ??= []).push(...vals);
+    if (path !== attr && isPathOrChild(attr, path)) {
+      out ??= [];
+      for (const x of vals) out.push(x); // an array field may hold more values than a call takes arguments
+    }
   }
   return out ?? [];
 }
