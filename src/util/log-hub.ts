@@ -69,7 +69,8 @@ export class LogTargets {
 
   /** The lowest level this filter may let through (Infinity: none). */
   get minLevel(): number {
-    return Math.min(this.fallback, ...this.directives.map((d) => d.level));
+    // Folded, not spread: a request may give any number of directives.
+    return this.directives.reduce((min, d) => Math.min(min, d.level), this.fallback);
   }
 }
 

@@ -230,7 +230,8 @@ function arrayMethod(rt: Runtime, name: string, a: Value[], args: Value[]): Call
       return { ret: null };
     case 'append':
       if (!Array.isArray(args[0])) rt.fail(`Function not found: append (array, ${args[0] === undefined ? '' : typeName(args[0])})`);
-      a.push(...(args[0] as Value[]));
+      // A loop, not a spread: a document's array may be long enough to overflow the stack.
+      for (const v of args[0] as Value[]) a.push(v);
       rt.sized(a);
       return { ret: null };
     case 'insert': {
@@ -284,7 +285,7 @@ function arrayMethod(rt: Runtime, name: string, a: Value[], args: Value[]): Call
     case 'dedup': {
       const out: Value[] = [];
       for (const x of a) if (out.length === 0 || !equals(out[out.length - 1]!, x)) out.push(x);
-      a.splice(0, a.length, ...out);
+      replaceItems(a, out);
       return { ret: null };
     }
     case 'extract': {
@@ -296,7 +297,7 @@ function arrayMethod(rt: Runtime, name: string, a: Value[], args: Value[]): Call
       return { ret: a.filter((x, i) => test(x, i)) };
     case 'retain': {
       const kept = a.filter((x, i) => test(x, i));
-      a.splice(0, a.length, ...kept);
+      replaceItems(a, kept);
       return { ret: null };
     }
     case 'map':
@@ -403,4 +404,10 @@ export function callBuiltin(rt: Runtime, name: string, self: Value | undefined, 
   }
   const types = [self, ...args].filter((v): v is Value => v !== undefined).map(typeName).join(', ');
   return rt.fail(`Function not found: ${name} (${types})`);
+}
+
+/** Replaces an array's items in place, without spreading them into a call (a long array would overflow the stack). */
+function replaceItems(a: Value[], items: Value[]): void {
+  a.length = items.length;
+  for (let i = 0; i < items.length; i++) a[i] = items[i]!;
 }
