@@ -3,6 +3,7 @@ import type { WriteBatch } from '../store/kv.js';
 import { encodeUint } from '../store/keys.js';
 import { processIndexTask } from './index-tasks.js';
 import { processRuleTask } from './search-rules/rule-tasks.js';
+import { processNetworkTask } from '../network/network.js';
 import { documentFilterDocids } from './documents/filter-hook.js';
 import { parseRequiredFilter } from './filter/filter-tree.js';
 import type { TaskParams } from '../tasks/task.js';
@@ -458,5 +459,6 @@ export async function processBatch(engine: Engine, tasks: BatchTask[], at: numbe
   if (op === 'settings') return processSettingsTasks(engine, tasks, at);
   if (tasks.length !== 1) throw new Error(`a ${first.type} task must be processed alone`);
   if (op === 'dsrUpdate' || op === 'dsrDelete' || op === 'dsrClear') return processRuleTask(engine, first, at);
+  if (op === 'network') return processNetworkTask(engine.network, first);
   return processIndexTask(engine, first, at);
 }

@@ -6,6 +6,7 @@ import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './index-handle
 import type { SearchIndexFactory } from './search-index.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
 import { SearchRuleStore } from './search-rules/rules.js';
+import { NetworkStore } from '../network/network.js';
 
 const ENGINE_META = new KeySpace('em');
 const NEXT_INDEX_ID = ENGINE_META.key('nextIndexId');
@@ -26,6 +27,8 @@ export class Engine {
   lastUpdate: number | null = null;
   /** Node-wide dynamic search rules (pins), changed by `dsrUpdate`/`dsrClear` tasks. */
   readonly searchRules = new SearchRuleStore();
+  /** The network of instances (`/network`), changed through the log or by `networkTopologyChange` tasks. */
+  readonly network = new NetworkStore();
 
   private constructor(
     readonly store: KvStore,
@@ -42,6 +45,7 @@ export class Engine {
   async load(): Promise<void> {
     this.indexes.clear();
     await this.searchRules.load(this.store);
+    await this.network.load(this.store);
     const next = await this.store.get(NEXT_INDEX_ID);
     this.nextIndexId = next ? decodeUint(next) : 0;
     for await (const { value } of this.store.scan({ prefix: INDEX_UIDS.prefix })) {

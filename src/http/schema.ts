@@ -201,6 +201,22 @@ class ArraySchema<T> extends Schema<T[]> {
   }
 }
 
+/** An object of any keys whose values all follow one schema (webhook headers, network remotes). */
+class RecordSchema<T> extends Schema<Record<string, T>> {
+  constructor(private readonly value: Schema<T>) {
+    super();
+  }
+  parse(value: unknown, ctx: Ctx): Record<string, T> {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw typeError(ctx, 'an object', value);
+    const out: Record<string, T> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = this.value.parse(v, { ...ctx, path: `${ctx.path}.${k}` });
+    return out;
+  }
+  jsonSchema(): JsonSchema {
+    return this.withDescription({ type: 'object', additionalProperties: this.value.jsonSchema() });
+  }
+}
+
 class AnySchema extends Schema<unknown> {
   constructor(private readonly js: JsonSchema = {}) {
     super();
@@ -306,6 +322,7 @@ export const s = {
   number: () => new NumberSchema(),
   boolean: () => new BooleanSchema(),
   array: <T>(item: Schema<T>) => new ArraySchema(item),
+  record: <T>(value: Schema<T>) => new RecordSchema(value),
   any: (js?: JsonSchema) => new AnySchema(js),
   custom: <T>(fn: (value: unknown, ctx: Ctx) => T, js: JsonSchema) => new CustomSchema(fn, js),
   object: <F extends Record<string, FieldDef>>(fields: F, opts?: { allowUnknown?: boolean; unknownCode?: ErrorCode }) =>

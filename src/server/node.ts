@@ -27,6 +27,7 @@ import { importAtStart, startupLogger } from '../backup/startup-import.js';
 import { WebhookStore, type Webhook } from '../webhooks/webhook-store.js';
 import { WebhookDelivery } from '../webhooks/delivery.js';
 import { ChatWorkspaces } from '../chat/workspaces.js';
+import { NetworkStore } from '../network/network.js';
 import { batchTaskViews } from '../tasks/batch.js';
 import { LogHub, LogTargets } from '../util/log-hub.js';
 
@@ -74,6 +75,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   sm.register(WebhookStore.COMMAND, webhooks);
   const chats = new ChatWorkspaces();
   sm.register(ChatWorkspaces.COMMAND, chats);
+  sm.register(NetworkStore.COMMAND, engine.network);
   for (const [name, handler] of deps.configHandlers?.(store) ?? []) sm.register(name, handler);
   await sm.loadHandlers(store);
 

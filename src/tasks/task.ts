@@ -1,3 +1,4 @@
+import type { Network } from '../network/network.js';
 import type { ErrorBody } from '../errors/api-error.js';
 import { isoDuration, rfc3339 } from '../util/time.js';
 
@@ -62,7 +63,9 @@ export type TaskParams =
   /** Creates or partly changes a dynamic search rule. */
   | { op: 'dsrUpdate'; uid: string; update: Record<string, unknown> }
   | { op: 'dsrDelete'; uid: string }
-  | { op: 'dsrClear' };
+  | { op: 'dsrClear' }
+  /** Puts a network in effect (decided, with its version, when the change was requested). */
+  | { op: 'network'; network: Network };
 
 /** A task as proposed to the log: everything decided before it is numbered. */
 export interface TaskSpec {

@@ -20,6 +20,7 @@ import { webhookRoutes } from './webhooks.js';
 import { logRoutes } from './logs.js';
 import { searchRuleRoutes } from './search-rules.js';
 import { chatRoutes } from './chats.js';
+import { networkRoutes } from './network.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
   rootRoutes(app, ctx);
@@ -40,6 +41,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   logRoutes(app, ctx);
   searchRuleRoutes(app, ctx);
   chatRoutes(app, ctx);
+  networkRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);
   facetSearchRoutes(app, ctx);

@@ -1,10 +1,12 @@
-import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../errors/api-error.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError, toErrorBody } from '../../errors/api-error.js';
+import type { Remote } from '../../network/network.js';
+import { PROXY_SEARCH_HEADER, SEARCH_DEADLINE_MS, searchRemotes, type RemoteSearchOutcome } from '../../network/remote-search.js';
 import { assertIndexUid } from '../../engine/index-uid.js';
 import { distinctKeys } from '../../engine/index/field-values.js';
 import { searchStateOf } from '../../engine/index/trine-search-index.js';
 import { computeFacets, type FacetOutput } from '../../engine/search/facet-hook.js';
-import { mergeFederated, type FederatedQueryHits, type MergedHit } from '../../engine/search/federation.js';
+import { fromWire, mergeFederated, toWire, weightedValues, type FederatedQueryHits, type MergedHit } from '../../engine/search/federation.js';
 import { placePins } from '../../engine/search/pins.js';
 import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
 import { DEFAULT_LIMIT, performSearch, runSearch, type SearchQuery } from '../../engine/search/perform.js';
@@ -122,8 +124,67 @@ function mergeFacetOutputs(parts: FacetOutput[], maxValues: number): FacetOutput
   return { facetDistribution: dist, facetStats: stats };
 }
 
-async function federated(ctx: AppContext, items: Item[], fed: Federation, metadata: boolean): Promise<Record<string, unknown>> {
+/** Facet distributions and stats of one index, as `facetsByIndex` shows them. */
+type IndexFacets = { distribution: FacetOutput['facetDistribution']; stats: FacetOutput['facetStats'] };
+
+/**
+ * The queries of a federated search split between this instance and the remotes their
+ * `federationOptions.remote` names (a query naming this instance's own name stays here).
+ * A query's `queryPosition` (given by the instance that sent it here) is its position.
+ */
+function partition(ctx: AppContext, items: Item[], required: number, fed: Federation) {
+  const network = ctx.engine.network.get();
+  const byRemote = new Map<string, { remote: Remote; queries: Record<string, unknown>[] }>();
+  const local: { item: Item; position: number }[] = [];
+  let hasRemote = false;
+  items.forEach((item, i) => {
+    const opts: { weight?: number; remote?: string | null; queryPosition?: number } = item.federationOptions ?? {};
+    if (opts.remote !== undefined && opts.remote !== null) {
+      hasRemote = true;
+      ctx.features.check('network', 'Performing a remote federated search');
+      if (opts.remote !== network.self) {
+        const remote = ctx.engine.network.remote(opts.remote);
+        if (!remote) {
+          throw new ApiError('invalid_multi_search_remote', `Invalid \`queries[${i}].federation_options.remote\`: remote \`${opts.remote}\` is not registered`);
+        }
+        const { federationOptions: _, ...query } = item;
+        const entry = byRemote.get(opts.remote) ?? { remote, queries: [] };
+        // The remote is not told its own name: it need not know it.
+        entry.queries.push({ ...query, federationOptions: { weight: opts.weight ?? 1, queryPosition: i } });
+        byRemote.set(opts.remote, entry);
+        return;
+      }
+    }
+    let position = i;
+    if (opts.queryPosition !== undefined) {
+      ctx.features.check('network', 'Using `federationOptions.queryPosition`');
+      position = opts.queryPosition;
+    }
+    local.push({ item, position });
+  });
+  // Each remote returns the first hits of its own merge; offset and limit apply once, here.
+  const { page: _p, hitsPerPage: _h, mergeFacets: _m, ...rest } = fed;
+  const remoteFederation = { ...rest, offset: 0, limit: required };
+  return { network, byRemote, local, hasRemote, remoteFederation };
+}
+
+/** A remote's hits as merge entries; null when one of them lacks readable weighted scores. */
+function remoteEntries(hits: Record<string, unknown>[]): MergedHit[] | null {
+  const out: MergedHit[] = [];
+  for (const hit of hits) {
+    const f = hit['_federation'] as Record<string, unknown>;
+    const weighted = fromWire(f['weightedScoreValues']);
+    if (weighted === null) return null;
+    delete f['weightedScoreValues'];
+    out.push({ hit, ranked: null, indexUid: String(f['indexUid']), queryIndex: f['queriesPosition'] as number, weightedScore: f['weightedRankingScore'] as number, weighted });
+  }
+  return out;
+}
+
+async function federated(ctx: AppContext, items: Item[], fed: Federation, metadata: boolean, proxied: boolean): Promise<Record<string, unknown>> {
   const started = performance.now();
+  const deadline = Date.now() + SEARCH_DEADLINE_MS;
+  if (proxied) ctx.features.check('network', 'Performing a remote federated search');
   items.forEach((item, i) => {
     for (const key of PAGINATION) {
       if (item[key] !== undefined) {
@@ -147,12 +208,15 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
   const take = finite ? (page === 0 ? 0 : hitsPerPage) : (fed.limit ?? DEFAULT_LIMIT);
   const required = skip + take;
 
+  const { network, byRemote, local, hasRemote, remoteFederation } = partition(ctx, items, required, fed);
+  // Remote queries run while the local ones do (this never rejects: failures are reported).
+  const remoteSearch: Promise<RemoteSearchOutcome> = byRemote.size > 0 ? searchRemotes(byRemote, remoteFederation, deadline) : Promise.resolve({ results: [], errors: {} });
+
   const lists: FederatedQueryHits[] = [];
   const pins: { item: MergedHit; position: number }[] = [];
   const universes = new Map<string, Uint32Array[]>();
   let total = 0;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i]!;
+  for (const { item, position: i } of local) {
     const q = toSearchQuery(item) as SearchQuery;
     try {
       const run = await runSearch(ctx.engine, item.indexUid, q, { offset: 0, limit: required, exhaustive: finite, scores: true }, {
@@ -165,7 +229,10 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
       const weight = item.federationOptions?.weight ?? 1;
       lists.push({ indexUid: item.indexUid, queryIndex: i, weight, hits: run.hits, ranked: run.ranked });
       for (const p of run.pinned) {
-        pins.push({ item: { hit: p.hit, ranked: p.ranked, indexUid: item.indexUid, queryIndex: i, weightedScore: p.ranked.score * weight }, position: p.position });
+        pins.push({
+          item: { hit: p.hit, ranked: p.ranked, indexUid: item.indexUid, queryIndex: i, weightedScore: p.ranked.score * weight, weighted: weightedValues(p.ranked.values, weight) },
+          position: p.position,
+        });
       }
       const u = universes.get(item.indexUid) ?? [];
       u.push(run.universe);
@@ -174,18 +241,36 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
       throw inside(i, e);
     }
   }
+  const remote = await remoteSearch;
+  const remoteLists: MergedHit[][] = [];
+  let remoteMs = 0;
+  const remoteFacets: Record<string, IndexFacets[]> = {};
+  for (const r of remote.results) {
+    const entries = remoteEntries(r.hits);
+    if (entries === null) {
+      remote.errors[r.name] = toErrorBody(new ApiError('remote_bad_response', 'could not parse weighted score values in the remote hit'));
+      continue;
+    }
+    remoteLists.push(entries);
+    total += r.estimatedTotalHits;
+    remoteMs = Math.max(remoteMs, r.processingTimeMs);
+    for (const [uid, f] of Object.entries(r.facetsByIndex)) (remoteFacets[uid] ??= []).push(f);
+  }
+
   // Pinned documents take their positions in the merged list, once each (queries in order).
-  const pinKey = (m: MergedHit) => `${m.indexUid}\u0000${m.ranked.docid}`;
+  const pinKey = (m: MergedHit) => `${m.indexUid}\u0000${m.ranked?.docid}`;
   const placed = new Set<string>();
   const uniquePins = pins
     .filter((p) => !placed.has(pinKey(p.item)) && placed.add(pinKey(p.item)))
     .sort((a, b) => a.position - b.position);
   total += uniquePins.length;
-  let merged = placePins(mergeFederated(lists).filter((m) => !placed.has(pinKey(m))), uniquePins);
+  let merged = placePins(mergeFederated(lists, remoteLists).filter((m) => m.ranked === null || !placed.has(pinKey(m))), uniquePins);
   if (fed.distinct) {
     const field = fed.distinct;
     const seen = new Set<string>();
     merged = merged.filter((m) => {
+      // Another instance's hits were made distinct there.
+      if (m.ranked === null) return true;
       const state = searchStateOf(ctx.engine.getIndex(m.indexUid));
       const keys = state ? distinctKeys(state.records[m.ranked.docid], field) : [];
       if (keys.some((k) => seen.has(k))) {
@@ -196,10 +281,14 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
       return true;
     });
   }
-  const hits = merged.slice(skip, skip + take).map((m) => ({
-    ...m.hit,
-    _federation: { indexUid: m.indexUid, queriesPosition: m.queryIndex, weightedRankingScore: m.weightedScore },
-  }));
+  const hits = merged.slice(skip, skip + take).map((m) => {
+    if (m.ranked === null) return m.hit;
+    const federation: Record<string, unknown> = { indexUid: m.indexUid, queriesPosition: m.queryIndex, weightedRankingScore: m.weightedScore };
+    if (hasRemote && !proxied) federation['remote'] = network.self;
+    // What the instance that sent this search needs to merge these hits with others.
+    if (proxied) federation['weightedScoreValues'] = toWire(m.weighted);
+    return { ...m.hit, _federation: federation };
+  });
   const out: Record<string, unknown> = { hits, processingTimeMs: 0 };
   if (finite) {
     out['hitsPerPage'] = hitsPerPage;
@@ -212,7 +301,7 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
     out['estimatedTotalHits'] = total;
   }
   if (fed.facetsByIndex) {
-    const byIndex: Record<string, { distribution: FacetOutput['facetDistribution']; stats: FacetOutput['facetStats'] }> = {};
+    const byIndex: Record<string, IndexFacets> = {};
     const parts: FacetOutput[] = [];
     for (const [uid, facets] of Object.entries(fed.facetsByIndex)) {
       const handle = ctx.engine.getIndex(uid);
@@ -229,8 +318,11 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
       for (const u of us) for (const d of u) all.add(d);
       const candidates = Uint32Array.from([...all]).sort();
       const f = computeFacets({ state, settings: state.settings, facets: names, candidates });
-      byIndex[uid] = { distribution: f.facetDistribution, stats: f.facetStats };
-      parts.push(f);
+      // The same index on other instances: its counts added to these.
+      const others = (remoteFacets[uid] ?? []).map((r) => ({ facetDistribution: r.distribution, facetStats: r.stats }));
+      const withRemotes = others.length > 0 ? mergeFacetOutputs([f, ...others], state.settings.faceting.maxValuesPerFacet) : f;
+      byIndex[uid] = { distribution: withRemotes.facetDistribution, stats: withRemotes.facetStats };
+      parts.push(withRemotes);
     }
     if (fed.mergeFacets) {
       const merged = mergeFacetOutputs(parts, fed.mergeFacets.maxValuesPerFacet ?? 100);
@@ -238,12 +330,19 @@ async function federated(ctx: AppContext, items: Item[], fed: Federation, metada
       out['facetStats'] = merged.facetStats;
     } else out['facetsByIndex'] = byIndex;
   }
-  out['processingTimeMs'] = Math.round(performance.now() - started);
+  if (hasRemote) out['remoteErrors'] = remote.errors;
+  out['processingTimeMs'] = Math.max(Math.round(performance.now() - started), remoteMs);
   out['requestUid'] = uuidv7();
   if (metadata) {
     out['metadata'] = items.map((item) => ({ queryUid: uuidv7(), indexUid: item.indexUid, primaryKey: ctx.engine.getIndex(item.indexUid).meta.primaryKey }));
   }
   return out;
+}
+
+/** A federated search another instance sent here, for its own merge. */
+function isProxied(req: FastifyRequest): boolean {
+  const v = req.headers[PROXY_SEARCH_HEADER];
+  return (Array.isArray(v) ? v[0] : v)?.trim().toLowerCase() === 'true';
 }
 
 export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -272,7 +371,7 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
       });
       checkFilterValues(body.queries);
       const metadata = includeMetadata(req);
-      if (body.federation) return federated(ctx, body.queries, body.federation, metadata);
+      if (body.federation) return federated(ctx, body.queries, body.federation, metadata, isProxied(req));
       const results: unknown[] = [];
       for (let i = 0; i < body.queries.length; i++) {
         const item = body.queries[i]!;
