@@ -1,4 +1,6 @@
 import { stageKey } from '../auth/key-store.js';
+import { ChatWorkspaces } from '../chat/workspaces.js';
+import { WebhookStore } from '../webhooks/webhook-store.js';
 import { processBatch, type BatchTask } from '../engine/batch-processor.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import { Engine } from '../engine/engine.js';
@@ -72,6 +74,18 @@ export async function importDump(path: string, store: KvStore, factory: SearchIn
       case 'key':
         stageKey(wb, rec.key);
         summary.keys++;
+        break;
+      case 'webhook':
+        new WebhookStore().apply({ op: 'create', uuid: rec.uuid, url: rec.webhook.url, headers: rec.webhook.headers }, 0, wb);
+        break;
+      case 'searchRule':
+        engine.searchRules.put(wb, rec.rule);
+        break;
+      case 'chat':
+        new ChatWorkspaces().put(wb, rec.uid, rec.settings);
+        break;
+      case 'network':
+        engine.network.put(wb, rec.network);
         break;
       case 'index':
         await flushDocuments();

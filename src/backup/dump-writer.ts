@@ -1,4 +1,8 @@
 import { KeyStore } from '../auth/key-store.js';
+import { ChatWorkspaces } from '../chat/workspaces.js';
+import { SearchRuleStore } from '../engine/search-rules/rules.js';
+import { NetworkStore } from '../network/network.js';
+import { WebhookStore } from '../webhooks/webhook-store.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import type { Engine } from '../engine/engine.js';
 import { ExperimentalFeatures } from '../features/experimental-features.js';
@@ -27,8 +31,8 @@ export class DumpInterrupted extends Error {}
 /**
  * Writes a dump (format in `dump-format.ts`) of the state this node holds at the dump's place
  * in the log. The executor is blocked on the dump's batch, so indexes and the tasks before the
- * dump cannot change meanwhile; keys and features, which the log may change at any moment,
- * are read under one RocksDB snapshot. Tasks after the dump are left out, so that every node
+ * dump cannot change meanwhile; keys, features, webhooks, chat workspaces and the network,
+ * which the log may change at any moment, are read under one RocksDB snapshot. Tasks after the dump are left out, so that every node
  * dumps the same history whatever it had received by then. Resolves with the moment the dump
  * was complete, which is the task's `finishedAt` (inside the dump too).
  */
@@ -57,6 +61,18 @@ export async function writeDump(store: KvStore, engine: Engine, queue: TaskQueue
     const keys = new KeyStore(null);
     await keys.load(snap);
     for (const key of keys.list().reverse()) await put({ kind: 'key', key });
+    const webhooks = new WebhookStore();
+    await webhooks.load(snap);
+    for (const [uuid, webhook] of webhooks.all()) await put({ kind: 'webhook', uuid, webhook });
+    const rules = new SearchRuleStore();
+    await rules.load(snap);
+    for (const rule of rules.list()) await put({ kind: 'searchRule', rule });
+    const chats = new ChatWorkspaces();
+    await chats.load(snap);
+    for (const uid of chats.list()) await put({ kind: 'chat', uid, settings: chats.get(uid)! });
+    const network = new NetworkStore();
+    await network.load(snap);
+    await put({ kind: 'network', network: network.get() });
 
     for (const h of engine.listIndexes()) {
       const m = h.meta;

@@ -140,7 +140,7 @@ export class ChatWorkspaces implements ConfigHandler {
     }
   }
 
-  private put(wb: WriteBatch, uid: string, s: ChatSettings): void {
+  put(wb: WriteBatch, uid: string, s: ChatSettings): void {
     this.workspaces.set(uid, s);
     wb.put(CHATS.key(uid), JSON.stringify(s));
   }
