@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { OptionsError, parseOptions, usage } from './config/options.js';
 import { startNode } from './server/node.js';
-import { defaultSearchFactory } from './engine/default-search.js';
+import { defaultSearchFactory } from './engine/structures/default-structures.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);

@@ -1,8 +1,8 @@
 import { stageKey } from '../auth/key-store.js';
-import { processBatch, type BatchTask } from '../engine/batch-processor.js';
+import { processBatch, type BatchTask } from '../engine/apply/apply-batch.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import { Engine } from '../engine/engine.js';
-import type { SearchIndexFactory } from '../engine/search-index.js';
+import type { SearchIndexFactory } from '../engine/structures/search-index.js';
 import { ExperimentalFeatures } from '../features/experimental-features.js';
 import type { KvStore } from '../store/kv.js';
 import { PAYLOADS, TaskQueue } from '../tasks/task-queue.js';

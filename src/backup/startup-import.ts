@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Options } from '../config/options.js';
-import type { SearchIndexFactory } from '../engine/search-index.js';
+import type { SearchIndexFactory } from '../engine/structures/search-index.js';
 import type { SnapshotMeta } from '../raft/core/index.js';
 import { RaftLogStore } from '../raft/log-store.js';
 import { APPLIED_META } from '../replication/state-snapshot.js';

@@ -2,8 +2,8 @@ import { ApiError } from '../errors/api-error.js';
 import { KeySpace, decodeUint } from '../store/keys.js';
 import type { KvReader, KvStore, WriteBatch } from '../store/kv.js';
 import type { Doc } from './documents/primary-key.js';
-import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './index-handle.js';
-import type { SearchIndexFactory } from './search-index.js';
+import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './indexes/index-handle.js';
+import type { SearchIndexFactory } from './structures/search-index.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
 
 const ENGINE_META = new KeySpace('em');

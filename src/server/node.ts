@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Options } from '../config/options.js';
 import { Engine } from '../engine/engine.js';
-import { noSearchIndex, type SearchIndexFactory } from '../engine/search-index.js';
+import { noSearchIndex, type SearchIndexFactory } from '../engine/structures/search-index.js';
 import { buildApp } from '../http/app.js';
 import type { AppContext } from '../http/context.js';
 import { RaftReplicator } from '../replication/raft-replicator.js';

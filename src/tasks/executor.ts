@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { errorBody } from '../errors/api-error.js';
-import { processBatch, type BatchTask, type ProcessedBatch } from '../engine/batch-processor.js';
+import { processBatch, type BatchTask, type ProcessedBatch } from '../engine/apply/apply-batch.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import type { Engine } from '../engine/engine.js';
 import type { KvStore, WriteBatch } from '../store/kv.js';

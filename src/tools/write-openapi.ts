@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseOptions } from '../config/options.js';
-import { defaultSearchFactory } from '../engine/default-search.js';
+import { defaultSearchFactory } from '../engine/structures/default-structures.js';
 import { openapiDocument } from '../http/openapi.js';
 import { startNode } from '../server/node.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseOptions } from '../../src/config/options.js';
-import { defaultSearchFactory } from '../../src/engine/default-search.js';
+import { defaultSearchFactory } from '../../src/engine/structures/default-structures.js';
 import { startNode, type RunningNode } from '../../src/server/node.js';
 import { digests, readBackupState, waitTask } from '../backup/state.js';
 

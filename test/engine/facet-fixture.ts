@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { KeySpace, RocksStore } from '../../src/store/index.js';
 import type { Doc } from '../../src/engine/documents/primary-key.js';
 import { FacetIndex } from '../../src/engine/facets/facet-index.js';
-import type { DocChange } from '../../src/engine/search-index.js';
+import type { DocChange } from '../../src/engine/structures/search-index.js';
 import { defaultSettings, type IndexSettings } from '../../src/engine/settings/settings.js';
 import { FilterEvaluator } from '../../src/engine/filter/evaluate.js';
 import { parseFilter } from '../../src/engine/filter/filter-tree.js';

@@ -6,7 +6,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Meilisearch } from 'meilisearch';
 import { parseOptions } from '../../src/config/options.js';
 import { startNode, type RunningNode } from '../../src/server/node.js';
-import { defaultSearchFactory } from '../../src/engine/default-search.js';
+import { defaultSearchFactory } from '../../src/engine/structures/default-structures.js';
 
 // Run from source by vitest, or compiled under dist/ by the benchmarks.
 const UP = resolve(import.meta.dirname, '../..');

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { parseOptions } from '../../src/config/options.js';
-import { defaultSearchFactory } from '../../src/engine/default-search.js';
+import { defaultSearchFactory } from '../../src/engine/structures/default-structures.js';
 import { startNode, type RunningNode } from '../../src/server/node.js';
 import { freePort, tempDir } from '../helpers/node.js';
 

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import { noSearchIndex } from '../../src/engine/search-index.js';
+import { noSearchIndex } from '../../src/engine/structures/search-index.js';
 import { RocksStore } from '../../src/store/rocks-store.js';
 import { nextBatch } from '../../src/tasks/autobatcher.js';
 import type { Command } from '../../src/tasks/command.js';

@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors/api-error.js';
 import type { Engine } from '../engine.js';
-import type { IndexHandle } from '../index-handle.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
 
 /** Resolves a document filter to docids; replaced by the filter engine when it is loaded. */
 export type FilterResolver = (engine: Engine, h: IndexHandle, filter: unknown) => Promise<Set<number>>;

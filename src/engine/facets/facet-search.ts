@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors/api-error.js';
-import type { IndexHandle } from '../index-handle.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
 import { matchingFeatures, patternsWhere } from '../filter/rules.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { normalize, TypoMatcher } from '../tokenizer/index.js';

@@ -2,9 +2,9 @@
  * What the rest of the engine uses of filters and facets. Everything takes an open index
  * handle; the facet structures are the `facets` part of its composite search index.
  */
-import { CompositeIndex } from '../composite-index.js';
+import { CompositeIndex } from '../structures/composite-index.js';
 import { setFilterResolver } from '../documents/filter-hook.js';
-import type { IndexHandle } from '../index-handle.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
 import type { RankingRule } from '../ranking/rule.js';
 import { FilterError } from '../filter/errors.js';
 import { FilterEvaluator } from '../filter/evaluate.js';

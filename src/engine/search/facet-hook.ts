@@ -4,8 +4,8 @@
 // a facet index with per-value document sets can replace it.
 
 import { normalizeFacet } from '../tokenizer/index.js';
-import { valuesOf } from '../index/field-values.js';
-import type { IndexState } from '../index/index-state.js';
+import { valuesOf } from '../fulltext/field-values.js';
+import type { IndexState } from '../fulltext/index-state.js';
 import type { IndexSettings } from '../settings/settings.js';
 
 export interface FacetInput {

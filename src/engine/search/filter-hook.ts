@@ -4,7 +4,7 @@
 // parameter and answers like the reference does for attributes that are not filterable.
 
 import { ApiError } from '../../errors/api-error.js';
-import type { IndexState } from '../index/index-state.js';
+import type { IndexState } from '../fulltext/index-state.js';
 import type { IndexSettings } from '../settings/settings.js';
 
 export interface FilterInput {

@@ -5,7 +5,7 @@
 import { ApiError } from '../../errors/api-error.js';
 import type { SortCriterion } from '../ranking/rules.js';
 import type { IndexSettings } from '../settings/settings.js';
-import { matchesPattern } from '../index/field-table.js';
+import { matchesPattern } from '../fulltext/field-table.js';
 import { filterableNames } from './filter-hook.js';
 
 const GEO_POINT = /^_geoPoint\(\s*([^,]+?)\s*,\s*([^)]+?)\s*\)$/;

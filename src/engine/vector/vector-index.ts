@@ -6,7 +6,7 @@
 import type { KeySpace } from '../../store/keys.js';
 import type { KvStore, WriteBatch } from '../../store/kv.js';
 import type { Doc } from '../documents/primary-key.js';
-import type { DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory } from '../search-index.js';
+import type { DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory } from '../structures/search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { EmbedError, indexingError } from './embed-error.js';
 import { buildEmbedder, type RuntimeEmbedder } from './embedders.js';

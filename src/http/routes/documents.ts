@@ -4,7 +4,7 @@ import { requestGrant } from '../../auth/request-auth.js';
 import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
 import { projectFields } from '../../engine/documents/project.js';
-import type { IndexHandle } from '../../engine/index-handle.js';
+import type { IndexHandle } from '../../engine/indexes/index-handle.js';
 import { retrievedVectors } from '../../engine/vector/semantic-search.js';
 import { documentFilterDocids } from '../../engine/documents/filter-hook.js';
 import { checkSortable, parseFilter, parseSort, rejoinGeoPoints, sortedDocids } from '../../engine/facets/index.js';

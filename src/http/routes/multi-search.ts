@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
-import { assertIndexUid } from '../../engine/index-uid.js';
-import { distinctKeys } from '../../engine/index/field-values.js';
-import { searchStateOf } from '../../engine/index/trine-search-index.js';
+import { assertIndexUid } from '../../engine/indexes/index-uid.js';
+import { distinctKeys } from '../../engine/fulltext/field-values.js';
+import { searchStateOf } from '../../engine/fulltext/fulltext-index.js';
 import { computeFacets, type FacetOutput } from '../../engine/search/facet-hook.js';
 import { mergeFederated, type FederatedQueryHits } from '../../engine/search/federation.js';
 import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
-import { DEFAULT_LIMIT, performSearch, runSearch, type SearchQuery } from '../../engine/search/perform.js';
+import { DEFAULT_LIMIT, performSearch, runSearch, type SearchQuery } from '../../engine/search/answer-query.js';
 import { checkFacets } from '../../engine/search/validate.js';
 import { countValues, MAX_FILTER_VALUES, parseFilter, tooManyFilterValues, type FilterNode } from '../../engine/filter/filter-tree.js';
 import { uuidv7 } from '../../util/uuid.js';

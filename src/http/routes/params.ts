@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { assertIndexUid } from '../../engine/index-uid.js';
+import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 
 /** The `{indexUid}` path parameter, checked against the uid rules. */
 export function indexUidParam(req: FastifyRequest): string {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { withSearchRules } from '../../auth/request-auth.js';
-import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/perform.js';
+import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/answer-query.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';

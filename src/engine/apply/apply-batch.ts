@@ -1,17 +1,17 @@
-import { ApiError, toErrorBody, type ErrorBody } from '../errors/api-error.js';
-import type { WriteBatch } from '../store/kv.js';
-import { encodeUint } from '../store/keys.js';
-import { processIndexTask } from './index-tasks.js';
-import { documentFilterDocids } from './documents/filter-hook.js';
-import { parseRequiredFilter } from './filter/filter-tree.js';
-import type { TaskParams } from '../tasks/task.js';
-import type { Doc } from './documents/primary-key.js';
-import { extractDocumentId, inferPrimaryKey } from './documents/primary-key.js';
-import { Engine, indexNotFound } from './engine.js';
-import { INDEX_UIDS, IndexHandle, type IndexMeta } from './index-handle.js';
-import type { DocChange, PreparedIndexUpdate } from './search-index.js';
-import { applySettingsPatch } from './settings/apply.js';
-import { Yielder } from './index/yielder.js';
+import { ApiError, toErrorBody, type ErrorBody } from '../../errors/api-error.js';
+import type { WriteBatch } from '../../store/kv.js';
+import { encodeUint } from '../../store/keys.js';
+import { processIndexTask } from './index-lifecycle.js';
+import { documentFilterDocids } from '../documents/filter-hook.js';
+import { parseRequiredFilter } from '../filter/filter-tree.js';
+import type { TaskParams } from '../../tasks/task.js';
+import type { Doc } from '../documents/primary-key.js';
+import { extractDocumentId, inferPrimaryKey } from '../documents/primary-key.js';
+import { Engine, indexNotFound } from '../engine.js';
+import { INDEX_UIDS, IndexHandle, type IndexMeta } from '../indexes/index-handle.js';
+import type { DocChange, PreparedIndexUpdate } from '../structures/search-index.js';
+import { applySettingsPatch } from '../settings/apply.js';
+import { Yielder } from '../fulltext/yielder.js';
 
 export interface BatchTask {
   uid: number;

@@ -6,22 +6,22 @@ import { ApiError } from '../../errors/api-error.js';
 import { uuidv7 } from '../../util/uuid.js';
 import type { Doc } from '../documents/primary-key.js';
 import { projectFields } from '../documents/project.js';
-import { CompositeIndex } from '../composite-index.js';
+import { CompositeIndex } from '../structures/composite-index.js';
 import type { Engine } from '../engine.js';
 import {
   checkDistinctAttribute, checkFacetNames, checkSortable, facetDistribution, FACETS_PART, facetStateOf, filterMask, geoDistance, parseSort as parseFacetSort,
   searchSortCriterion, setQueryCandidates,
 } from '../facets/index.js';
-import type { IndexHandle } from '../index-handle.js';
-import type { IndexState } from '../index/index-state.js';
-import { distinctKeys } from '../index/field-values.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
+import type { IndexState } from '../fulltext/index-state.js';
+import { distinctKeys } from '../fulltext/field-values.js';
 import { semanticRules } from '../ranking/rules.js';
-import { searchStateOf } from '../index/trine-search-index.js';
+import { searchStateOf } from '../fulltext/fulltext-index.js';
 import { HitFormatter } from '../format/format-hit.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { SemanticPlan } from '../vector/hybrid-search.js';
 import { documentVectors } from '../vector/semantic-search.js';
-import { checkAttributesToSearchOn, executeSearch, sortContext, type RankedHit } from './execute.js';
+import { checkAttributesToSearchOn, executeSearch, sortContext, type RankedHit } from './rank-query.js';
 import { computeFacets, type FacetOutput } from './facet-hook.js';
 import { checkFilterShape, resolveSearchFilter } from './filter-hook.js';
 import type { MatchingStrategy } from './levels.js';

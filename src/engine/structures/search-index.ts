@@ -1,7 +1,7 @@
-import type { KeySpace } from '../store/keys.js';
-import type { KvStore, WriteBatch } from '../store/kv.js';
-import type { Doc } from './documents/primary-key.js';
-import type { IndexSettings } from './settings/settings.js';
+import type { KeySpace } from '../../store/keys.js';
+import type { KvStore, WriteBatch } from '../../store/kv.js';
+import type { Doc } from '../documents/primary-key.js';
+import type { IndexSettings } from '../settings/settings.js';
 
 /** One document's change within a batch: added (before null), deleted (after null) or replaced. */
 export interface DocChange {
