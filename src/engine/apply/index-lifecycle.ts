@@ -1,6 +1,6 @@
 import { ApiError, toErrorBody } from '../../errors/api-error.js';
 import { encodeUint } from '../../store/keys.js';
-import type { BatchTask, ProcessedBatch, TaskOutcome } from './apply-batch.js';
+import type { BatchTask, ProcessedBatch, TaskOutcome } from './types.js';
 import { Engine, indexNotFound } from '../engine.js';
 import { INDEX_UIDS, type IndexHandle } from '../indexes/index-handle.js';
 
