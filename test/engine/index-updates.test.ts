@@ -12,6 +12,7 @@ import { defaultSettings } from '../../src/engine/settings/settings.js';
 import { KeySpace } from '../../src/store/keys.js';
 import { RocksStore } from '../../src/store/rocks-store.js';
 import { buildIndex, search } from './search-helpers.js';
+import { directSource } from '../../src/engine/vector/embedding-source.js';
 
 const initial: Doc[] = [
   { id: 1, title: 'The quick brown fox', tags: ['animal', 'fast'] },
@@ -100,7 +101,7 @@ describe('persistence', () => {
     const settings = { ...defaultSettings(), sortableAttributes: ['year'] };
     const space = new KeySpace('test').child('s');
     let store = await RocksStore.open(dir);
-    const idx = await TrineSearchIndex.open({ store, space, settings });
+    const idx = await TrineSearchIndex.open({ store, space, settings, embeddings: directSource });
     const apply = async (changes: DocChange[]) => {
       const u = await idx.prepare(changes, settings);
       const wb = store.batch();
@@ -113,7 +114,7 @@ describe('persistence', () => {
     const before = ['fox', 'brown', 'red', 'lazy', 'bread'].map((q) => hitsOf(search(idx.state, q)));
     await store.close();
     store = await RocksStore.open(dir);
-    const reopened = await TrineSearchIndex.open({ store, space, settings });
+    const reopened = await TrineSearchIndex.open({ store, space, settings, embeddings: directSource });
     const after = ['fox', 'brown', 'red', 'lazy', 'bread'].map((q) => hitsOf(search(reopened.state, q)));
     expect(after).toEqual(before);
     expect(search(reopened.state, null, { sort: [{ field: 'year', ascending: true }] }).hits.map((h) => h.docid)).toEqual([0, 2]);
