@@ -3,11 +3,7 @@ import { ApiError } from '../../errors/api-error.js';
 import { requestGrant } from '../../auth/request-auth.js';
 import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
-import { projectFields } from '../../engine/documents/project.js';
-import type { IndexHandle } from '../../engine/indexes/index-handle.js';
-import { retrievedVectors } from '../../engine/vector/semantic-search.js';
-import { documentFilterDocids } from '../../engine/documents/filter-hook.js';
-import { checkSortable, parseFilter, parseSort, rejoinGeoPoints, sortedDocids } from '../../engine/facets/index.js';
+import { listDocuments, presentDocument } from '../../engine/documents/list-documents.js';
 import { parseRequiredFilter } from '../../engine/filter/filter-tree.js';
 import { taskSummary } from '../../tasks/task.js';
 import { bodyFormat, jsonBody, rawBody } from '../body.js';
@@ -77,42 +73,6 @@ function documentNotFound(id: string): ApiError {
   return new ApiError('document_not_found', `Document \`${id}\` not found.`);
 }
 
-/** `_vectors` stays hidden unless asked for, and then shows every embedder's embeddings; `fields` selects what is shown. */
-async function present(h: IndexHandle, doc: Doc, fields: string[] | null | undefined, retrieveVectors: boolean | undefined): Promise<Doc> {
-  const out = { ...projectFields(doc, fields) };
-  delete out['_vectors'];
-  if (retrieveVectors) out['_vectors'] = await retrievedVectors(h, doc);
-  return out;
-}
-
-async function listDocuments(
-  ctx: AppContext,
-  uid: string,
-  p: { offset?: number; limit?: number; fields?: string[] | null; retrieveVectors?: boolean; ids?: string[] | null; filter?: unknown; sort?: string[] | null },
-) {
-  const h = ctx.engine.getIndex(uid);
-  const offset = p.offset ?? 0;
-  const limit = p.limit ?? 20;
-  const criteria = p.sort && p.sort.length > 0 ? parseSort(rejoinGeoPoints(p.sort), 'invalid_document_sort') : null;
-  if (criteria) checkSortable(criteria, h.meta.settings, 'invalid_document_sort', false);
-  let docids: number[] | null = null;
-  if (p.ids) docids = ctx.engine.docidsOf(h, p.ids);
-  const hasFilter = p.filter !== undefined && p.filter !== null && !(typeof p.filter === 'string' && p.filter.trim() === '');
-  if (hasFilter) {
-    parseFilter(p.filter, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
-    const matched = await documentFilterDocids(ctx.engine, h, p.filter);
-    docids = docids ? docids.filter((d) => matched.has(d)) : [...matched];
-  }
-  if (criteria) {
-    const order = sortedDocids(h, criteria, docids, offset + limit).slice(offset);
-    const docs = await ctx.engine.readDocs(ctx.engine.store, h, order);
-    const total = docids ? new Set(docids).size : h.meta.docCount;
-    return { results: await Promise.all(docs.filter((d): d is Doc => d !== null).map((d) => present(h, d, p.fields, p.retrieveVectors))), offset, limit, total };
-  }
-  const { results, total } = await ctx.engine.listDocuments(uid, { offset, limit, docids });
-  return { results: await Promise.all(results.map((d) => present(h, d, p.fields, p.retrieveVectors))), offset, limit, total };
-}
-
 export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
   // Uploads and deletions by id may be as large as the payload limit; other bodies are small.
   const limit = ctx.options.httpPayloadSizeLimit;
@@ -129,7 +89,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (req) => {
       const uid = indexUidParam(req);
       const q = listQuery.validate(queryRecord(req), 'query');
-      return listDocuments(ctx, uid, q);
+      return listDocuments(ctx.engine, uid, q, { containsFilter: ctx.features.isEnabled('containsFilter') });
     },
   });
 
@@ -144,7 +104,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (req) => {
       const uid = indexUidParam(req);
       const body = fetchBody.validate(jsonBody(req, jsonLimit), 'json');
-      return listDocuments(ctx, uid, body);
+      return listDocuments(ctx.engine, uid, body, { containsFilter: ctx.features.isEnabled('containsFilter') });
     },
   });
 
@@ -163,7 +123,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       const h = ctx.engine.getIndex(uid);
       const doc = await ctx.engine.getDocument(uid, id);
       if (!doc) throw documentNotFound(id);
-      return present(h, doc, q.fields, q.retrieveVectors);
+      return presentDocument(h, doc, q.fields, q.retrieveVectors);
     },
   });
 

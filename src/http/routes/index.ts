@@ -13,6 +13,7 @@ import { backupRoutes } from './backups.js';
 import { openapiRoutes } from './openapi.js';
 import { facetSearchRoutes } from './facet-search.js';
 import { searchRoutes } from './search.js';
+import { multiSearchRoutes } from './multi-search.js';
 import { similarRoutes } from './similar.js';
 
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -27,6 +28,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   keyRoutes(app, ctx);
   backupRoutes(app, ctx);
   searchRoutes(app, ctx);
+  multiSearchRoutes(app, ctx);
   similarRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);

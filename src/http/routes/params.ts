@@ -12,3 +12,10 @@ export function indexUidParam(req: FastifyRequest): string {
 export function customMetadata(q: { customMetadata?: string | undefined }): { customMetadata?: string } {
   return q.customMetadata !== undefined ? { customMetadata: q.customMetadata } : {};
 }
+
+/** `Service-Include-Metadata: true` (or `1`) adds `metadata` to search responses. */
+export function includeMetadata(req: FastifyRequest): boolean {
+  const v = req.headers['service-include-metadata'];
+  const s = (Array.isArray(v) ? v[0] : v)?.trim().toLowerCase();
+  return s === 'true' || s === '1';
+}

@@ -5,16 +5,8 @@ import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/sea
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
-import { indexUidParam } from './params.js';
+import { includeMetadata, indexUidParam } from './params.js';
 import { searchBody, searchQueryString, toSearchQuery } from './search-params.js';
-import { multiSearchRoutes } from './multi-search.js';
-
-/** `Service-Include-Metadata: true` (or `1`) adds `metadata` to search responses. */
-export function includeMetadata(req: FastifyRequest): boolean {
-  const v = req.headers['service-include-metadata'];
-  const s = (Array.isArray(v) ? v[0] : v)?.trim().toLowerCase();
-  return s === 'true' || s === '1';
-}
 
 async function search(ctx: AppContext, uid: string, q: SearchQuery, req: FastifyRequest): Promise<unknown> {
   // A tenant token's rule for this index is AND-ed with the query's own filter.
@@ -70,6 +62,4 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
       return search(ctx, uid, toSearchQuery(params), req);
     },
   });
-
-  multiSearchRoutes(app, ctx);
 }
