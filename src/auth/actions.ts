@@ -1,4 +1,4 @@
-import { isValidIndexUid } from '../engine/index-uid.js';
+import { isValidIndexUid } from '../engine/indexes/index-uid.js';
 
 /**
  * Key actions and index patterns: what an API key may do, and where.
@@ -187,8 +187,8 @@ export function invalidIndexPatternMessage(p: string): string {
   return `\`${p}\` is not a valid index uid pattern. Index uid patterns can be an integer or a string containing only alphanumeric characters, hyphens (-), underscores (_), and optionally end with a star (*).`;
 }
 
-export { patternMatches, anyPatternMatches } from '../engine/index-uid.js';
-import { patternMatches } from '../engine/index-uid.js';
+export { patternMatches, anyPatternMatches } from '../engine/indexes/index-uid.js';
+import { patternMatches } from '../engine/indexes/index-uid.js';
 
 /**
  * The most specific of `patterns` matching `index`: an exact uid beats a prefix, a longer

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '../errors/api-error.js';
 import type { Engine } from '../engine/engine.js';
 import { facetDistribution } from '../engine/facets/index.js';
-import { runSearch, type SearchQuery } from '../engine/search/perform.js';
+import { runSearch, type SearchOptions, type SearchQuery } from '../engine/search/answer-query.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_TEMPLATE, DocumentTemplate } from '../engine/vector/document-template.js';
 import type { ChatSettings } from './workspaces.js';
 
@@ -32,9 +32,8 @@ export interface ChatEnv {
   indexes: string[];
   /** Checks the caller may search `index` and gives the filter its tenant token imposes there. */
   authorizeSearch(index: string): Promise<unknown>;
-  containsFilter: boolean;
-  /** Search features of the node (dynamic search rules, foreign keys) as a search would use them. */
-  searchOptions: Record<string, unknown>;
+  /** Search features of the node (contains filter, dynamic search rules, foreign keys) as a search would use them. */
+  searchOptions: SearchOptions;
   log: { warn(obj: unknown, msg?: string): void };
 }
 
@@ -256,7 +255,7 @@ async function searchTool(env: ChatEnv, args: Json): Promise<{ text: string; sou
   const limit = typeof params.limit === 'number' ? params.limit : 20;
   let run: Awaited<ReturnType<typeof runSearch>>;
   try {
-    run = await runSearch(env.engine, uid, q, { offset: 0, limit, exhaustive: false }, { containsFilter: env.containsFilter, ...env.searchOptions });
+    run = await runSearch(env.engine, uid, q, { offset: 0, limit, exhaustive: false }, env.searchOptions);
   } catch (e) {
     if (e instanceof ApiError && e.status < 500) return { text: e.message, sources: [] };
     throw e;

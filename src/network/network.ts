@@ -1,8 +1,7 @@
 import { ApiError } from '../errors/api-error.js';
 import { KeySpace } from '../store/keys.js';
 import type { KvReader, WriteBatch } from '../store/kv.js';
-import type { ConfigHandler } from '../tasks/state-machine.js';
-import type { BatchTask, ProcessedBatch } from '../engine/batch-processor.js';
+import type { BatchTask, ProcessedBatch } from '../engine/apply/types.js';
 
 /**
  * The network (`/network`): the other Trine (or reference) instances this one knows by name,
@@ -142,7 +141,8 @@ export type NetworkOp = { op: 'patch'; patch: NetworkPatch; version: string } | 
 
 const NETWORK = new KeySpace('nw').key('network');
 
-export class NetworkStore implements ConfigHandler {
+/** Node-wide state kept through the log: registered with the task state machine as a config handler. */
+export class NetworkStore {
   static readonly COMMAND = 'network';
   private state: Network = defaultNetwork();
 

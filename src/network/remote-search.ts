@@ -7,6 +7,8 @@
 
 import { ApiError, toErrorBody, type ErrorBody } from '../errors/api-error.js';
 import type { Remote } from './network.js';
+import { fromWire, type MergedHit } from '../engine/search/federation.js';
+import type { RemoteHits } from '../engine/search/multi-search.js';
 
 /** The header marking a search proxied from another instance. */
 export const PROXY_SEARCH_HEADER = 'meili-proxy-search';
@@ -17,7 +19,7 @@ export const SEARCH_DEADLINE_MS = 9_000;
 /** Attempts after the first for what may pass (unreachable, `5xx`, an unreadable answer). */
 const RETRIES = 3;
 
-export interface RemoteHits {
+export interface RemoteAnswer {
   name: string;
   hits: Record<string, unknown>[];
   estimatedTotalHits: number;
@@ -26,7 +28,7 @@ export interface RemoteHits {
 }
 
 export interface RemoteSearchOutcome {
-  results: RemoteHits[];
+  results: RemoteAnswer[];
   errors: Record<string, ErrorBody>;
 }
 
@@ -82,7 +84,7 @@ function checkHits(name: string, hits: unknown[]): Record<string, unknown>[] {
   });
 }
 
-async function attempt(remote: Remote, body: string, deadline: number): Promise<Omit<RemoteHits, 'name'>> {
+async function attempt(remote: Remote, body: string, deadline: number): Promise<Omit<RemoteAnswer, 'name'>> {
   const headers: Record<string, string> = { 'content-type': 'application/json', [PROXY_SEARCH_HEADER]: 'true' };
   if (remote.searchApiKey !== null) headers['authorization'] = `Bearer ${remote.searchApiKey}`;
   const left = deadline - Date.now();
@@ -128,11 +130,11 @@ async function attempt(remote: Remote, body: string, deadline: number): Promise<
     hits: parsed['hits'] as Record<string, unknown>[],
     estimatedTotalHits: typeof total === 'number' ? total : 0,
     processingTimeMs: typeof parsed['processingTimeMs'] === 'number' ? parsed['processingTimeMs'] : 0,
-    facetsByIndex: (parsed['facetsByIndex'] ?? {}) as RemoteHits['facetsByIndex'],
+    facetsByIndex: (parsed['facetsByIndex'] ?? {}) as RemoteAnswer['facetsByIndex'],
   };
 }
 
-async function searchOne(name: string, remote: Remote, body: string, deadline: number): Promise<RemoteHits> {
+async function searchOne(name: string, remote: Remote, body: string, deadline: number): Promise<RemoteAnswer> {
   const until = Math.min(deadline, Date.now() + REMOTE_DEADLINE_MS);
   for (let i = 0; ; i++) {
     try {
@@ -169,4 +171,37 @@ export async function searchRemotes(
     else out.errors[names[i]!] = toErrorBody(s.reason);
   });
   return out;
+}
+
+/**
+ * The remotes' answers as lists the engine merges with its own hits (each hit's weighted score
+ * values read, then dropped from `_federation`); a remote whose hits cannot be read this way
+ * joins the errors.
+ */
+export function remoteHits(outcome: RemoteSearchOutcome): { hits: RemoteHits; errors: Record<string, ErrorBody> } {
+  const errors = { ...outcome.errors };
+  const hits: RemoteHits = { lists: [], estimatedTotalHits: 0, processingTimeMs: 0, facetsByIndex: {} };
+  for (const r of outcome.results) {
+    const list: MergedHit[] = [];
+    let readable = true;
+    for (const hit of r.hits) {
+      const f = hit['_federation'] as Record<string, unknown>;
+      const weighted = fromWire(f['weightedScoreValues']);
+      if (weighted === null) {
+        readable = false;
+        break;
+      }
+      delete f['weightedScoreValues'];
+      list.push({ hit, ranked: null, indexUid: String(f['indexUid']), queryIndex: f['queriesPosition'] as number, weightedScore: f['weightedRankingScore'] as number, weighted });
+    }
+    if (!readable) {
+      errors[r.name] = toErrorBody(new ApiError('remote_bad_response', 'could not parse weighted score values in the remote hit'));
+      continue;
+    }
+    hits.lists.push(list);
+    hits.estimatedTotalHits += r.estimatedTotalHits;
+    hits.processingTimeMs = Math.max(hits.processingTimeMs, r.processingTimeMs);
+    for (const [uid, f] of Object.entries(r.facetsByIndex)) (hits.facetsByIndex[uid] ??= []).push({ facetDistribution: f.distribution, facetStats: f.stats });
+  }
+  return { hits, errors };
 }

@@ -1,6 +1,6 @@
 import { ApiError, type ErrorCode } from '../errors/api-error.js';
 import { TASK_STATUSES, TASK_TYPES, type TaskRecord, type TaskStatus, type TaskType } from './task.js';
-import { isValidIndexUid } from '../engine/index-uid.js';
+import { isValidIndexUid } from '../engine/indexes/index-uid.js';
 
 /** The filters shared by `GET /tasks`, `GET /batches`, `POST /tasks/cancel` and `DELETE /tasks`. */
 export interface TaskFilter {

@@ -1,5 +1,5 @@
-import type { Network } from '../network/network.js';
 import type { ErrorBody } from '../errors/api-error.js';
+import type { IndexOperation } from '../engine/apply/types.js';
 import { isoDuration, rfc3339 } from '../util/time.js';
 
 /** Task types in the reference's order (the error message listing them uses it). */
@@ -42,30 +42,21 @@ export const INDEXLESS_TYPES: ReadonlySet<TaskType> = new Set<TaskType>([
   'dsrClear',
 ]);
 
-/** What the engine needs to carry out a task, beyond its public details. Never shown to clients. */
+/**
+ * What is needed to carry out a task, beyond its public details. Never shown to clients. Index
+ * operations are the engine's; the others are the task layer's own.
+ */
 export type TaskParams =
-  /** `createIndex: false`: the requester may not create indexes, so a missing index fails the task. */
-  | { op: 'documents'; method: 'replace' | 'update'; primaryKey: string | null; skipCreation?: boolean; createIndex?: false }
-  | { op: 'deleteIds'; ids: string[] }
-  | { op: 'deleteFilter'; filter: unknown }
-  | { op: 'clear' }
-  /** Runs `function` (Rhai) on the documents `filter` keeps (all without one), with `context` in scope. */
-  | { op: 'edit'; function: string; filter: unknown; context: Record<string, unknown> | null }
-  | { op: 'settings'; settings: Record<string, unknown>; createIndex?: false }
-  | { op: 'createIndex'; primaryKey: string | null }
-  | { op: 'updateIndex'; primaryKey: string | null | undefined; newUid: string | null }
-  | { op: 'deleteIndex' }
-  | { op: 'swap'; swaps: { indexes: [string, string]; rename: boolean }[] }
+  | IndexOperation
   /** `indexPatterns`: the requesting key's indexes; tasks of other indexes (or of none) are never matched. */
   | { op: 'cancel' | 'deleteTasks'; query: string; indexPatterns?: string[] }
   | { op: 'dump' }
-  | { op: 'snapshot' }
-  /** Creates or partly changes a dynamic search rule. */
-  | { op: 'dsrUpdate'; uid: string; update: Record<string, unknown> }
-  | { op: 'dsrDelete'; uid: string }
-  | { op: 'dsrClear' }
-  /** Puts a network in effect (decided, with its version, when the change was requested). */
-  | { op: 'network'; network: Network };
+  | { op: 'snapshot' };
+
+/** Whether the engine carries these params out (the others are cancelations, task deletions, backups). */
+export function isIndexOperation(p: TaskParams): p is IndexOperation {
+  return p.op !== 'cancel' && p.op !== 'deleteTasks' && p.op !== 'dump' && p.op !== 'snapshot';
+}
 
 /** A task as proposed to the log: everything decided before it is numbered. */
 export interface TaskSpec {

@@ -1,7 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseOptions } from '../../src/config/options.js';
-import { defaultSearchFactory } from '../../src/engine/default-search.js';
 import { startNode, type RunningNode } from '../../src/server/node.js';
 import { freePort, tempDir } from '../helpers/node.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
@@ -44,7 +43,7 @@ beforeAll(async () => {
           ['--db-path', dir, '--http-addr', `127.0.0.1:${await freePort()}`, '--log-level', 'error', '--node-id', id, '--raft-addr', `127.0.0.1:${raft[i]}`, '--peers', peers],
           {},
         );
-        return startNode(options, { searchFactory: defaultSearchFactory(), webhookRetryDelaysMs: [50] });
+        return startNode(options, { webhookRetryDelaysMs: [50] });
       }),
     )),
   );

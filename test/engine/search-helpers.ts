@@ -2,9 +2,9 @@
 // batches, without RocksDB or HTTP.
 
 import type { Doc } from '../../src/engine/documents/primary-key.js';
-import { buildFromDocuments, type IndexState } from '../../src/engine/index/index-state.js';
-import { Yielder } from '../../src/engine/index/yielder.js';
-import { executeSearch, type SearchOutcome, type SearchRequest } from '../../src/engine/search/execute.js';
+import { buildFromDocuments, type IndexState } from '../../src/engine/fulltext/index-state.js';
+import { Yielder } from '../../src/engine/fulltext/yielder.js';
+import { executeSearch, type SearchOutcome, type SearchRequest } from '../../src/engine/search/rank-query.js';
 import { defaultSettings, type IndexSettings } from '../../src/engine/settings/settings.js';
 
 export async function buildIndex(docs: Doc[], patch: Partial<IndexSettings> = {}): Promise<IndexState> {

@@ -2,9 +2,8 @@
  * What the rest of the engine uses of filters and facets. Everything takes an open index
  * handle; the facet structures are the `facets` part of its composite search index.
  */
-import { CompositeIndex } from '../composite-index.js';
-import { setFilterResolver } from '../documents/filter-hook.js';
-import type { IndexHandle } from '../index-handle.js';
+import { CompositeIndex } from '../structures/composite-index.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
 import type { RankingRule } from '../ranking/rule.js';
 import { FilterError } from '../filter/errors.js';
 import { FilterEvaluator } from '../filter/evaluate.js';
@@ -27,7 +26,6 @@ export {
   checkDistinctAttribute, checkSortable, DistinctFilter, distinctCandidates, geoDistance, parseSort, parseSortExpression, rejoinGeoPoints,
   type SortBucket, type SortCriterion,
 } from './sort.js';
-export { hasQueryCandidates, queryCandidates, setQueryCandidates, type QueryCandidates, type QueryCandidatesInput } from './facet-search.js';
 export { parseFilter, type FilterParseOptions } from '../filter/filter-tree.js';
 
 /** The name the facet structures have among an index's search parts. */
@@ -127,16 +125,4 @@ export function sortedDocids(h: IndexHandle, criteria: readonly SortCriterion[],
 /** Facet values of `facetName` matching `facetQuery` among the candidates (see `searchFacetValues`). */
 export function facetSearch(h: IndexHandle, facetName: string, facetQuery: string | null, candidates: Bitmap | Uint8Array | Iterable<number> | null): FacetHit[] {
   return searchFacetValues(facetStateOf(h), h.meta.settings, facetName, facetQuery, toBitmap(h, candidates));
-}
-
-/**
- * Plugs filter evaluation into the documents routes (listing, fetch) and into deletion by
- * filter, which the batch processor runs. The `CONTAINS` feature gate is the routes' job:
- * they know the node's experimental features, and they refuse before enqueuing.
- */
-export function installDocumentFilter(): void {
-  setFilterResolver(async (_engine, h, filter) => {
-    const matched = filterBitmap(h, filter, { code: 'invalid_document_filter', containsFilter: true });
-    return new Set(matched ? matched.toArray() : facetStateOf(h).all);
-  });
 }

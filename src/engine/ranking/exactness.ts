@@ -2,7 +2,7 @@
 // with an attribute starting with it, then the rest; within each, documents holding more
 // query words exactly (no typo, not as a mere prefix) first.
 
-import { fieldWordCount } from '../index/doc-record.js';
+import { fieldWordCount } from '../fulltext/doc-record.js';
 import { bestTiling, type Level } from '../search/levels.js';
 import { EXACT_AT_START, EXACT_PRESENT, EXACT_WHOLE_FIELD, NO_TYPO } from '../search/match-table.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';

@@ -2,7 +2,7 @@
 // document of a bucket a cost (lower is better, equal costs tie and go on to the next
 // rule) and, for the returned hits, its rank(s) and its `_rankingScoreDetails` entry.
 
-import type { IndexState } from '../index/index-state.js';
+import type { IndexState } from '../fulltext/index-state.js';
 import type { Unit } from '../search/derivations.js';
 import type { Level } from '../search/levels.js';
 import type { MatchTable } from '../search/match-table.js';

@@ -1,6 +1,6 @@
 import { ApiError, toErrorBody } from '../../errors/api-error.js';
 import { rfc3339 } from '../../util/time.js';
-import type { BatchTask, ProcessedBatch, TaskOutcome } from '../batch-processor.js';
+import type { BatchTask, ProcessedBatch, TaskOutcome } from '../apply/types.js';
 import type { Engine } from '../engine.js';
 import { applyRuleUpdate, ruleNotFound, type RuleUpdate, type SearchRule } from './rules.js';
 

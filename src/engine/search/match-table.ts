@@ -4,10 +4,10 @@
 // Arrays are indexed by docid and reused between queries (only touched slots are reset),
 // so a query costs time proportional to the postings it reads, not to the index size.
 
-import { fieldWordCounts, type IndexState } from '../index/index-state.js';
+import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
-import type { Posting } from '../index/postings.js';
+import type { Posting } from '../fulltext/postings.js';
 
 import {
   COST_AT_0, EXACT_AT_START, EXACT_BITS, EXACT_PRESENT, EXACT_SHIFT, EXACT_WHOLE_FIELD, FID_MAX, FID_SHIFT, merge,

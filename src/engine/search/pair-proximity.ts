@@ -4,7 +4,7 @@
 // the proximity rule faces thousands of documents, where reading every document's
 // record one by one would cost far more.
 
-import { seekDoc, type Posting } from '../index/postings.js';
+import { seekDoc, type Posting } from '../fulltext/postings.js';
 import type { Unit } from './derivations.js';
 
 export const MAX_PAIR_COST = 3;

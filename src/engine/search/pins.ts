@@ -3,10 +3,10 @@
 // and the organic results flow around it. Pins past the end of the organic results follow
 // them. With `distinct`, a pinned document takes its distinct value from the organic results.
 
-import type { IndexHandle } from '../index-handle.js';
-import type { IndexState } from '../index/index-state.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
+import type { IndexState } from '../fulltext/index-state.js';
 import type { PinRequest } from '../search-rules/rules.js';
-import type { RankedHit } from './execute.js';
+import type { RankedHit } from './rank-query.js';
 
 export interface ResolvedPin {
   docid: number;

@@ -3,8 +3,8 @@
 // that are not single words (phrases, prefix lists) are kept aside and looked up in
 // their posting lists.
 
-import type { IndexState } from '../index/index-state.js';
-import { seekDoc, type Posting } from '../index/postings.js';
+import type { IndexState } from '../fulltext/index-state.js';
+import { seekDoc, type Posting } from '../fulltext/postings.js';
 import type { Unit } from './derivations.js';
 
 let slotPool = new Int32Array(0);

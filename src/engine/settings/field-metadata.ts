@@ -1,5 +1,5 @@
 import { featuresOf, matchRule } from '../filter/rules.js';
-import { isPathOrChild, matchesPattern } from '../index/field-table.js';
+import { isPathOrChild, matchesPattern } from '../fulltext/field-table.js';
 import { parseRankingRule } from './setting-values.js';
 import type { IndexSettings } from './settings.js';
 

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors/api-error.js';
-import { invalidIndexUidMessage, isValidIndexUid } from '../index-uid.js';
+import { invalidIndexUidMessage, isValidIndexUid } from '../indexes/index-uid.js';
 import {
   at,
   expectArray,

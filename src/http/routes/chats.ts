@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { authenticateAs, isIndexAuthorized } from '../../auth/request-auth.js';
 import { ruleFilter } from '../../auth/tenant-token.js';
-import { assertIndexUid } from '../../engine/index-uid.js';
+import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { checkChatRequest, errorEvent, prepareChat, runChat, type ChatEnv } from '../../chat/completions.js';
 import {
   CHAT_SOURCES,
@@ -20,7 +20,7 @@ import type { AppContext } from '../context.js';
 import { queryRecord, route, sendOpenStream } from '../route.js';
 import { s } from '../schema.js';
 import { pageQuery } from './params.js';
-import { searchRules } from './search.js';
+import { searchOptions } from './search.js';
 
 const text = s.string().nullable();
 
@@ -248,8 +248,7 @@ export function chatRoutes(app: FastifyInstance, ctx: AppContext): void {
           const grant = await authenticateAs(req, ctx.keys, 'search', index);
           return grant.rules === null ? null : ruleFilter(grant.rules, index);
         },
-        containsFilter: ctx.features.isEnabled('containsFilter'),
-        searchOptions: { searchRules: searchRules(ctx), foreignKeys: ctx.features.isEnabled('foreignKeys') },
+        searchOptions: searchOptions(ctx),
         log: req.log,
       };
       const prepared = prepareChat(request, env);

@@ -3,14 +3,12 @@ import { ApiError } from '../../errors/api-error.js';
 import { requestGrant } from '../../auth/request-auth.js';
 import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
-import { projectFields } from '../../engine/documents/project.js';
+import { listDocuments, presentDocument, type DocumentsQuery } from '../../engine/documents/list-documents.js';
 import { hydrateForeignKeys } from '../../engine/documents/foreign-keys.js';
 import { compileEdition, PREVIEW_DOCUMENTS, previewEdition } from '../../engine/documents/edit-by-function.js';
 import { fromJson } from '../../engine/rhai/values.js';
-import type { IndexHandle } from '../../engine/index-handle.js';
-import { retrievedVectors } from '../../engine/vector/semantic-search.js';
-import { documentFilterDocids } from '../../engine/documents/filter-hook.js';
-import { checkSortable, parseFilter, parseSort, rejoinGeoPoints, sortedDocids } from '../../engine/facets/index.js';
+import type { IndexHandle } from '../../engine/indexes/index-handle.js';
+import { filterDocids } from '../../engine/facets/index.js';
 import { parseRequiredFilter } from '../../engine/filter/filter-tree.js';
 import { taskSummary } from '../../tasks/task.js';
 import { bodyFormat, jsonBody, rawBody } from '../body.js';
@@ -85,48 +83,16 @@ function documentNotFound(id: string): ApiError {
   return new ApiError('document_not_found', `Document \`${id}\` not found.`);
 }
 
-/** `_vectors` stays hidden unless asked for, and then shows every embedder's embeddings; `fields` selects what is shown. */
-async function present(h: IndexHandle, doc: Doc, fields: string[] | null | undefined, retrieveVectors: boolean | undefined): Promise<Doc> {
-  const out = { ...projectFields(doc, fields) };
-  delete out['_vectors'];
-  if (retrieveVectors) out['_vectors'] = await retrievedVectors(h, doc);
-  return out;
-}
-
-async function listDocuments(
-  ctx: AppContext,
-  uid: string,
-  p: { offset?: number; limit?: number; fields?: string[] | null; retrieveVectors?: boolean; ids?: string[] | null; filter?: unknown; sort?: string[] | null },
-) {
-  const h = ctx.engine.getIndex(uid);
-  const offset = p.offset ?? 0;
-  const limit = p.limit ?? 20;
-  const criteria = p.sort && p.sort.length > 0 ? parseSort(rejoinGeoPoints(p.sort), 'invalid_document_sort') : null;
-  if (criteria) checkSortable(criteria, h.meta.settings, 'invalid_document_sort', false);
-  let docids: number[] | null = null;
-  if (p.ids) docids = ctx.engine.docidsOf(h, p.ids);
-  const hasFilter = p.filter !== undefined && p.filter !== null && !(typeof p.filter === 'string' && p.filter.trim() === '');
-  if (hasFilter) {
-    parseFilter(p.filter, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
-    const matched = await documentFilterDocids(ctx.engine, h, p.filter);
-    docids = docids ? docids.filter((d) => matched.has(d)) : [...matched];
-  }
-  if (criteria) {
-    const order = sortedDocids(h, criteria, docids, offset + limit).slice(offset);
-    const docs = await ctx.engine.readDocs(ctx.engine.store, h, order);
-    const total = docids ? new Set(docids).size : h.meta.docCount;
-    const results = await Promise.all(docs.filter((d): d is Doc => d !== null).map((d) => present(h, d, p.fields, p.retrieveVectors)));
-    return { results: await withForeign(ctx, h, results), offset, limit, total };
-  }
-  const { results, total } = await ctx.engine.listDocuments(uid, { offset, limit, docids });
-  const shown = await Promise.all(results.map((d) => present(h, d, p.fields, p.retrieveVectors)));
-  return { results: await withForeign(ctx, h, shown), offset, limit, total };
-}
-
 /** Referenced documents in place of their ids, while the `foreignKeys` feature is on. */
 async function withForeign(ctx: AppContext, h: IndexHandle, docs: Doc[]): Promise<Doc[]> {
   if (ctx.features.isEnabled('foreignKeys')) await hydrateForeignKeys(ctx.engine, h.meta.settings, docs);
   return docs;
+}
+
+/** A page of documents as `listDocuments` gives it, references resolved. */
+async function documentsPage(ctx: AppContext, uid: string, p: DocumentsQuery) {
+  const page = await listDocuments(ctx.engine, uid, p, { containsFilter: ctx.features.isEnabled('containsFilter') });
+  return { ...page, results: await withForeign(ctx, ctx.engine.getIndex(uid), page.results) };
 }
 
 export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -145,7 +111,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (req) => {
       const uid = indexUidParam(req);
       const q = listQuery.validate(queryRecord(req), 'query');
-      return listDocuments(ctx, uid, q);
+      return documentsPage(ctx, uid, q);
     },
   });
 
@@ -160,7 +126,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (req) => {
       const uid = indexUidParam(req);
       const body = fetchBody.validate(jsonBody(req, jsonLimit), 'json');
-      return listDocuments(ctx, uid, body);
+      return documentsPage(ctx, uid, body);
     },
   });
 
@@ -179,7 +145,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       const h = ctx.engine.getIndex(uid);
       const doc = await ctx.engine.getDocument(uid, id);
       if (!doc) throw documentNotFound(id);
-      return (await withForeign(ctx, h, [await present(h, doc, q.fields, q.retrieveVectors)]))[0];
+      return (await withForeign(ctx, h, [await presentDocument(h, doc, q.fields, q.retrieveVectors)]))[0];
     },
   });
 
@@ -355,7 +321,8 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       // The clock limit, on a sample of what the function will meet (see `previewEdition`).
       const h = ctx.engine.indexes.get(uid);
       if (h) {
-        const ids = f !== null ? [...(await documentFilterDocids(ctx.engine, h, f))].slice(0, PREVIEW_DOCUMENTS) : [...h.ext.values()].slice(0, PREVIEW_DOCUMENTS);
+        const matched = filterDocids(h, f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
+        const ids = matched !== null ? [...matched.subarray(0, PREVIEW_DOCUMENTS)] : [...h.ext.values()].slice(0, PREVIEW_DOCUMENTS);
         const sample = (await ctx.engine.readDocs(ctx.engine.store, h, ids)).filter((d): d is Doc => d !== null);
         previewEdition(script, sample, context ? fromJson(context) : undefined, h.meta.primaryKey);
       }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { at, expectBool, expectFields, type VCtx } from '../../engine/settings/validate-core.js';
-import { ExperimentalFeatures, FEATURE_NAMES, type FeatureName } from '../../features/experimental-features.js';
+import { ExperimentalFeatures } from '../../features/experimental-features.js';
+import { FEATURE_NAMES, type FeatureName } from '../../engine/feature-switches.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';

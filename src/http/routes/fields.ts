@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { IndexHandle } from '../../engine/index-handle.js';
-import { searchStateOf } from '../../engine/index/trine-search-index.js';
+import type { IndexHandle } from '../../engine/indexes/index-handle.js';
+import { searchStateOf } from '../../engine/fulltext/fulltext-index.js';
 import { fieldMetadata, fieldPasses, withParents, type FieldFilter } from '../../engine/settings/field-metadata.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';

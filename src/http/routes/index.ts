@@ -13,6 +13,7 @@ import { backupRoutes } from './backups.js';
 import { openapiRoutes } from './openapi.js';
 import { facetSearchRoutes } from './facet-search.js';
 import { searchRoutes } from './search.js';
+import { multiSearchRoutes } from './multi-search.js';
 import { similarRoutes } from './similar.js';
 import { fieldRoutes } from './fields.js';
 import { renderRoutes } from './render.js';
@@ -34,6 +35,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   keyRoutes(app, ctx);
   backupRoutes(app, ctx);
   searchRoutes(app, ctx);
+  multiSearchRoutes(app, ctx);
   similarRoutes(app, ctx);
   fieldRoutes(app, ctx);
   renderRoutes(app, ctx);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { assertIndexAuthorized, indexVisibility } from '../../auth/request-auth.js';
 import { ApiError } from '../../errors/api-error.js';
-import { assertIndexUid } from '../../engine/index-uid.js';
+import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { taskSummary } from '../../tasks/task.js';
 import { rfc3339 } from '../../util/time.js';
 import { jsonBody } from '../body.js';

@@ -1,24 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError, toErrorBody } from '../../errors/api-error.js';
+import { ApiError } from '../../errors/api-error.js';
+import { PROXY_SEARCH_HEADER, SEARCH_DEADLINE_MS, remoteHits, searchRemotes } from '../../network/remote-search.js';
 import type { Remote } from '../../network/network.js';
-import { PROXY_SEARCH_HEADER, SEARCH_DEADLINE_MS, searchRemotes, type RemoteSearchOutcome } from '../../network/remote-search.js';
-import { assertIndexUid } from '../../engine/index-uid.js';
-import { distinctKeys } from '../../engine/index/field-values.js';
-import { searchStateOf } from '../../engine/index/trine-search-index.js';
-import { computeFacets, type FacetOutput } from '../../engine/search/facet-hook.js';
-import { fromWire, mergeFederated, toWire, weightedValues, type FederatedQueryHits, type MergedHit } from '../../engine/search/federation.js';
-import { placePins } from '../../engine/search/pins.js';
+import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
-import { DEFAULT_LIMIT, performSearch, runSearch, type SearchQuery } from '../../engine/search/perform.js';
-import { checkFacets } from '../../engine/search/validate.js';
-import { countValues, MAX_FILTER_VALUES, parseFilter, tooManyFilterValues, type FilterNode } from '../../engine/filter/filter-tree.js';
-import { uuidv7 } from '../../util/uuid.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, valueError } from '../schema.js';
-import { includeMetadata, searchRules } from './search.js';
+import { includeMetadata } from './params.js';
+import { searchOptions } from './search.js';
 import { searchFields, toSearchQuery } from './search-params.js';
+import {
+  checkFederatedItems, checkMultiSearchSize, federatedSearch, multiSearch, type Federation, type MultiSearchItem, type MultiSearchOptions,
+} from '../../engine/search/multi-search.js';
+import { searchWindow } from '../../engine/search/answer-query.js';
 
 const indexUidSchema = s.custom((v, ctx) => {
   const uid = s.string().parse(v, ctx);
@@ -72,277 +68,66 @@ const multiSearchBody = s.object({
   federation: s.field(federation.nullable(), 'invalid_multi_search_federated'),
 });
 
-type Body = ReturnType<typeof multiSearchBody.validate>;
-type Item = Body['queries'][number];
-type Federation = NonNullable<Body['federation']>;
-
-/** Most queries one multi-search may hold: each is a whole search, run one after the other. */
-export const MAX_MULTI_SEARCH_QUERIES = 100;
-
-/**
- * The queries' filters together are held to the values one filter may name, so that a
- * multi-search cannot multiply the work of the largest filter by its number of queries. A
- * filter that does not parse (or is too large alone) is left for its search to report, with that
- * search's words.
- */
-function checkFilterValues(items: Item[]): void {
-  let total = 0;
-  items.forEach((item, i) => {
-    let node: FilterNode | null = null;
-    try {
-      node = parseFilter(item.filter ?? null, { code: 'invalid_search_filter', containsFilter: true });
-    } catch {
-      return;
-    }
-    if (node) total += countValues(node);
-    if (total > MAX_FILTER_VALUES) throw inside(i, tooManyFilterValues('invalid_search_filter', total, 'the filters of the queries up to this one name'));
-  });
-}
-
-function inside(i: number, e: unknown): unknown {
-  return e instanceof ApiError ? e.prefixed(`Inside \`.queries[${i}]\`: `) : e;
-}
-
-const PAGINATION = ['offset', 'limit', 'page', 'hitsPerPage'] as const;
-
-function mergeFacetOutputs(parts: FacetOutput[], maxValues: number): FacetOutput {
-  const dist: FacetOutput['facetDistribution'] = {};
-  const stats: FacetOutput['facetStats'] = {};
-  for (const p of parts) {
-    for (const [facet, values] of Object.entries(p.facetDistribution)) {
-      const d = (dist[facet] ??= {});
-      for (const [v, n] of Object.entries(values)) d[v] = (d[v] ?? 0) + n;
-    }
-    for (const [facet, st] of Object.entries(p.facetStats)) {
-      const cur = stats[facet];
-      stats[facet] = cur ? { min: Math.min(cur.min, st.min), max: Math.max(cur.max, st.max) } : { ...st };
-    }
-  }
-  for (const [facet, values] of Object.entries(dist)) {
-    dist[facet] = Object.fromEntries(Object.entries(values).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, maxValues));
-  }
-  return { facetDistribution: dist, facetStats: stats };
-}
-
-/** Facet distributions and stats of one index, as `facetsByIndex` shows them. */
-type IndexFacets = { distribution: FacetOutput['facetDistribution']; stats: FacetOutput['facetStats'] };
-
-/**
- * The queries of a federated search split between this instance and the remotes their
- * `federationOptions.remote` names (a query naming this instance's own name stays here).
- * A query's `queryPosition` (given by the instance that sent it here) is its position.
- */
-function partition(ctx: AppContext, items: Item[], required: number, fed: Federation) {
-  const network = ctx.engine.network.get();
-  const byRemote = new Map<string, { remote: Remote; queries: Record<string, unknown>[] }>();
-  const local: { item: Item; position: number }[] = [];
-  let hasRemote = false;
-  items.forEach((item, i) => {
-    const opts: { weight?: number; remote?: string | null; queryPosition?: number } = item.federationOptions ?? {};
-    if (opts.remote !== undefined && opts.remote !== null) {
-      hasRemote = true;
-      ctx.features.check('network', 'Performing a remote federated search');
-      if (opts.remote !== network.self) {
-        const remote = ctx.engine.network.remote(opts.remote);
-        if (!remote) {
-          throw new ApiError('invalid_multi_search_remote', `Invalid \`queries[${i}].federation_options.remote\`: remote \`${opts.remote}\` is not registered`);
-        }
-        const { federationOptions: _, ...query } = item;
-        const entry = byRemote.get(opts.remote) ?? { remote, queries: [] };
-        // The remote is not told its own name: it need not know it.
-        entry.queries.push({ ...query, federationOptions: { weight: opts.weight ?? 1, queryPosition: i } });
-        byRemote.set(opts.remote, entry);
-        return;
-      }
-    }
-    let position = i;
-    if (opts.queryPosition !== undefined) {
-      ctx.features.check('network', 'Using `federationOptions.queryPosition`');
-      position = opts.queryPosition;
-    }
-    local.push({ item, position });
-  });
-  // Each remote returns the first hits of its own merge; offset and limit apply once, here.
-  const { page: _p, hitsPerPage: _h, mergeFacets: _m, ...rest } = fed;
-  const remoteFederation = { ...rest, offset: 0, limit: required };
-  return { network, byRemote, local, hasRemote, remoteFederation };
-}
-
-/** A remote's hits as merge entries; null when one of them lacks readable weighted scores. */
-function remoteEntries(hits: Record<string, unknown>[]): MergedHit[] | null {
-  const out: MergedHit[] = [];
-  for (const hit of hits) {
-    const f = hit['_federation'] as Record<string, unknown>;
-    const weighted = fromWire(f['weightedScoreValues']);
-    if (weighted === null) return null;
-    delete f['weightedScoreValues'];
-    out.push({ hit, ranked: null, indexUid: String(f['indexUid']), queryIndex: f['queriesPosition'] as number, weightedScore: f['weightedRankingScore'] as number, weighted });
-  }
-  return out;
-}
-
-async function federated(ctx: AppContext, items: Item[], fed: Federation, metadata: boolean, proxied: boolean): Promise<Record<string, unknown>> {
-  const started = performance.now();
-  const deadline = Date.now() + SEARCH_DEADLINE_MS;
-  if (proxied) ctx.features.check('network', 'Performing a remote federated search');
-  items.forEach((item, i) => {
-    for (const key of PAGINATION) {
-      if (item[key] !== undefined) {
-        throw new ApiError(
-          'invalid_multi_search_query_pagination',
-          `Inside \`.queries[${i}]\`: Using pagination options is not allowed in federated queries.\n - Hint: remove \`${key}\` from query #${i} or remove \`federation\` from the request\n - Hint: pass \`federation.limit\` and \`federation.offset\` for pagination in federated search`,
-        );
-      }
-    }
-    if (item.facets !== undefined && item.facets !== null) {
-      throw new ApiError(
-        'invalid_multi_search_query_facets',
-        `Inside \`.queries[${i}]\`: Using facet options is not allowed in federated queries.\n - Hint: remove \`facets\` from query #${i} or remove \`federation\` from the request\n - Hint: pass \`federation.facetsByIndex.${item.indexUid}: ${JSON.stringify(item.facets).replace(/,/g, ', ')}\` for facets in federated search`,
-      );
-    }
-  });
-  const finite = fed.page !== undefined || fed.hitsPerPage !== undefined;
-  const hitsPerPage = fed.hitsPerPage ?? DEFAULT_LIMIT;
-  const page = fed.page ?? 1;
-  const skip = finite ? (page === 0 ? 0 : (page - 1) * hitsPerPage) : (fed.offset ?? 0);
-  const take = finite ? (page === 0 ? 0 : hitsPerPage) : (fed.limit ?? DEFAULT_LIMIT);
-  const required = skip + take;
-
-  const { network, byRemote, local, hasRemote, remoteFederation } = partition(ctx, items, required, fed);
-  // Remote queries run while the local ones do (this never rejects: failures are reported).
-  const remoteSearch: Promise<RemoteSearchOutcome> = byRemote.size > 0 ? searchRemotes(byRemote, remoteFederation, deadline) : Promise.resolve({ results: [], errors: {} });
-
-  const lists: FederatedQueryHits[] = [];
-  const pins: { item: MergedHit; position: number }[] = [];
-  const universes = new Map<string, Uint32Array[]>();
-  let total = 0;
-  for (const { item, position: i } of local) {
-    const q = toSearchQuery(item) as SearchQuery;
-    try {
-      const run = await runSearch(ctx.engine, item.indexUid, q, { offset: 0, limit: required, exhaustive: finite, scores: true }, {
-        containsFilter: ctx.features.isEnabled('containsFilter'),
-        searchRules: searchRules(ctx),
-        separatePins: true,
-        foreignKeys: ctx.features.isEnabled('foreignKeys'),
-      });
-      total += Math.min(run.candidates, run.settings.pagination.maxTotalHits) - run.pinned.length;
-      const weight = item.federationOptions?.weight ?? 1;
-      lists.push({ indexUid: item.indexUid, queryIndex: i, weight, hits: run.hits, ranked: run.ranked });
-      for (const p of run.pinned) {
-        pins.push({
-          item: { hit: p.hit, ranked: p.ranked, indexUid: item.indexUid, queryIndex: i, weightedScore: p.ranked.score * weight, weighted: weightedValues(p.ranked.values, weight) },
-          position: p.position,
-        });
-      }
-      const u = universes.get(item.indexUid) ?? [];
-      u.push(run.universe);
-      universes.set(item.indexUid, u);
-    } catch (e) {
-      throw inside(i, e);
-    }
-  }
-  const remote = await remoteSearch;
-  const remoteLists: MergedHit[][] = [];
-  let remoteMs = 0;
-  const remoteFacets: Record<string, IndexFacets[]> = {};
-  for (const r of remote.results) {
-    const entries = remoteEntries(r.hits);
-    if (entries === null) {
-      remote.errors[r.name] = toErrorBody(new ApiError('remote_bad_response', 'could not parse weighted score values in the remote hit'));
-      continue;
-    }
-    remoteLists.push(entries);
-    total += r.estimatedTotalHits;
-    remoteMs = Math.max(remoteMs, r.processingTimeMs);
-    for (const [uid, f] of Object.entries(r.facetsByIndex)) (remoteFacets[uid] ??= []).push(f);
-  }
-
-  // Pinned documents take their positions in the merged list, once each (queries in order).
-  const pinKey = (m: MergedHit) => `${m.indexUid}\u0000${m.ranked?.docid}`;
-  const placed = new Set<string>();
-  const uniquePins = pins
-    .filter((p) => !placed.has(pinKey(p.item)) && placed.add(pinKey(p.item)))
-    .sort((a, b) => a.position - b.position);
-  total += uniquePins.length;
-  let merged = placePins(mergeFederated(lists, remoteLists).filter((m) => m.ranked === null || !placed.has(pinKey(m))), uniquePins);
-  if (fed.distinct) {
-    const field = fed.distinct;
-    const seen = new Set<string>();
-    merged = merged.filter((m) => {
-      // Another instance's hits were made distinct there.
-      if (m.ranked === null) return true;
-      const state = searchStateOf(ctx.engine.getIndex(m.indexUid));
-      const keys = state ? distinctKeys(state.records[m.ranked.docid], field) : [];
-      if (keys.some((k) => seen.has(k))) {
-        total--;
-        return false;
-      }
-      for (const k of keys) seen.add(k);
-      return true;
-    });
-  }
-  const hits = merged.slice(skip, skip + take).map((m) => {
-    if (m.ranked === null) return m.hit;
-    const federation: Record<string, unknown> = { indexUid: m.indexUid, queriesPosition: m.queryIndex, weightedRankingScore: m.weightedScore };
-    if (hasRemote && !proxied) federation['remote'] = network.self;
-    // What the instance that sent this search needs to merge these hits with others.
-    if (proxied) federation['weightedScoreValues'] = toWire(m.weighted);
-    return { ...m.hit, _federation: federation };
-  });
-  const out: Record<string, unknown> = { hits, processingTimeMs: 0 };
-  if (finite) {
-    out['hitsPerPage'] = hitsPerPage;
-    out['page'] = page;
-    out['totalPages'] = hitsPerPage === 0 ? 0 : Math.ceil(total / hitsPerPage);
-    out['totalHits'] = total;
-  } else {
-    out['limit'] = fed.limit ?? DEFAULT_LIMIT;
-    out['offset'] = fed.offset ?? 0;
-    out['estimatedTotalHits'] = total;
-  }
-  if (fed.facetsByIndex) {
-    const byIndex: Record<string, IndexFacets> = {};
-    const parts: FacetOutput[] = [];
-    for (const [uid, facets] of Object.entries(fed.facetsByIndex)) {
-      const handle = ctx.engine.getIndex(uid);
-      const state = searchStateOf(handle);
-      if (!state) continue;
-      let names: string[];
-      try {
-        names = checkFacets(facets ?? [], state.settings);
-      } catch (e) {
-        throw e instanceof ApiError ? new ApiError('invalid_multi_search_facets', `Inside \`.federation.facetsByIndex.${uid}\`: ${e.message}`) : e;
-      }
-      const us = universes.get(uid) ?? [];
-      const all = new Set<number>();
-      for (const u of us) for (const d of u) all.add(d);
-      const candidates = Uint32Array.from([...all]).sort();
-      const f = computeFacets({ state, settings: state.settings, facets: names, candidates });
-      // The same index on other instances: its counts added to these.
-      const others = (remoteFacets[uid] ?? []).map((r) => ({ facetDistribution: r.distribution, facetStats: r.stats }));
-      const withRemotes = others.length > 0 ? mergeFacetOutputs([f, ...others], state.settings.faceting.maxValuesPerFacet) : f;
-      byIndex[uid] = { distribution: withRemotes.facetDistribution, stats: withRemotes.facetStats };
-      parts.push(withRemotes);
-    }
-    if (fed.mergeFacets) {
-      const merged = mergeFacetOutputs(parts, fed.mergeFacets.maxValuesPerFacet ?? 100);
-      out['facetDistribution'] = merged.facetDistribution;
-      out['facetStats'] = merged.facetStats;
-    } else out['facetsByIndex'] = byIndex;
-  }
-  if (hasRemote) out['remoteErrors'] = remote.errors;
-  out['processingTimeMs'] = Math.max(Math.round(performance.now() - started), remoteMs);
-  out['requestUid'] = uuidv7();
-  if (metadata) {
-    out['metadata'] = items.map((item) => ({ queryUid: uuidv7(), indexUid: item.indexUid, primaryKey: ctx.engine.getIndex(item.indexUid).meta.primaryKey }));
-  }
-  return out;
+function toSearchItem(item: ReturnType<typeof queryItem.validate>): MultiSearchItem {
+  return { ...(toSearchQuery(item) as MultiSearchItem), indexUid: item.indexUid, federationOptions: item.federationOptions };
 }
 
 /** A federated search another instance sent here, for its own merge. */
 function isProxied(req: FastifyRequest): boolean {
   const v = req.headers[PROXY_SEARCH_HEADER];
   return (Array.isArray(v) ? v[0] : v)?.trim().toLowerCase() === 'true';
+}
+
+/**
+ * A federated search whose queries may name other instances (`federationOptions.remote`):
+ * those go to their remote, all at once, while the others run here; the engine merges both.
+ * A query naming this instance's own name stays here. The local queries keep their place in
+ * the request (`queryPosition`), which hits and errors report.
+ */
+async function federatedOverNetwork(
+  ctx: AppContext,
+  items: MultiSearchItem[],
+  /** The queries as the request gave them (tenant token rules added), for the remotes. */
+  bodies: readonly Record<string, unknown>[],
+  fed: Federation,
+  opts: MultiSearchOptions,
+  proxied: boolean,
+) {
+  if (proxied) ctx.features.check('network', 'Performing a remote federated search');
+  checkMultiSearchSize(items);
+  checkFederatedItems(items);
+  const network = ctx.engine.network.get();
+  const byRemote = new Map<string, { remote: Remote; queries: Record<string, unknown>[] }>();
+  const local: MultiSearchItem[] = [];
+  let hasRemote = false;
+  items.forEach((item, i) => {
+    const options = item.federationOptions ?? {};
+    const name = options.remote;
+    if (name !== undefined && name !== null) {
+      hasRemote = true;
+      ctx.features.check('network', 'Performing a remote federated search');
+      if (name !== network.self) {
+        const remote = ctx.engine.network.remote(name);
+        if (!remote) throw new ApiError('invalid_multi_search_remote', `Invalid \`queries[${i}].federation_options.remote\`: remote \`${name}\` is not registered`);
+        const entry = byRemote.get(name) ?? { remote, queries: [] };
+        // The remote is not told its own name (it need not know it), but the query's place.
+        const { federationOptions: _, ...query } = bodies[i]!;
+        entry.queries.push({ ...query, federationOptions: { weight: options.weight ?? 1, queryPosition: i } });
+        byRemote.set(name, entry);
+        return;
+      }
+    }
+    if (options.queryPosition !== undefined) ctx.features.check('network', 'Using `federationOptions.queryPosition`');
+    local.push({ ...item, federationOptions: { ...options, queryPosition: options.queryPosition ?? i } });
+  });
+  if (!hasRemote) return federatedSearch(ctx.engine, items, fed, { ...opts, proxied });
+  // Each remote returns the first hits of its own merge: offset and limit apply once, here.
+  const w = searchWindow(fed, Infinity);
+  const { page: _p, hitsPerPage: _h, mergeFacets: _m, ...rest } = fed;
+  const pending = searchRemotes(byRemote, { ...rest, offset: 0, limit: w.offset + w.limit }, Date.now() + SEARCH_DEADLINE_MS).then(remoteHits);
+  const out = await federatedSearch(ctx.engine, local, fed, { ...opts, proxied, remote: { self: network.self, hits: pending.then((r) => r.hits) } });
+  out['remoteErrors'] = (await pending).errors;
+  return out;
 }
 
 export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -358,42 +143,14 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
     response: '{ results } or, with `federation`, one merged list of hits',
     handler: async (req) => {
       const body = multiSearchBody.validate(jsonBody(req, limit), 'json');
-      if (body.queries.length > MAX_MULTI_SEARCH_QUERIES) {
-        throw new ApiError(
-          'bad_request',
-          `Too many queries: a multi-search holds at most ${MAX_MULTI_SEARCH_QUERIES} queries, and this one holds ${body.queries.length}. Send them in several requests.`,
-        );
-      }
       // Each query is held to the key's indexes and to the tenant token's rule for its index.
       body.queries.forEach((item, i) => {
         assertQueryIndexAuthorized(req, item.indexUid, i);
         item.filter = withSearchRules(req, item.indexUid, item.filter ?? null) as typeof item.filter;
       });
-      checkFilterValues(body.queries);
-      const metadata = includeMetadata(req);
-      if (body.federation) return federated(ctx, body.queries, body.federation, metadata, isProxied(req));
-      const results: unknown[] = [];
-      for (let i = 0; i < body.queries.length; i++) {
-        const item = body.queries[i]!;
-        if (item.federationOptions !== undefined && item.federationOptions !== null) {
-          throw new ApiError(
-            'invalid_multi_search_federation_options',
-            `Using \`federationOptions\` is not allowed in a non-federated search.\n - Hint: remove \`federationOptions\` from query #${i} or add \`federation\` to the request.`,
-          );
-        }
-        try {
-          const r = await performSearch(ctx.engine, item.indexUid, toSearchQuery(item), {
-            includeMetadata: metadata,
-            containsFilter: ctx.features.isEnabled('containsFilter'),
-            searchRules: searchRules(ctx),
-            foreignKeys: ctx.features.isEnabled('foreignKeys'),
-          });
-          results.push({ indexUid: item.indexUid, ...r });
-        } catch (e) {
-          throw inside(i, e);
-        }
-      }
-      return { results };
+      const opts = { includeMetadata: includeMetadata(req), ...searchOptions(ctx) };
+      const queries = body.queries.map(toSearchItem);
+      return body.federation ? federatedOverNetwork(ctx, queries, body.queries, body.federation, opts, isProxied(req)) : multiSearch(ctx.engine, queries, opts);
     },
   });
 }

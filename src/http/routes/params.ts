@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { assertIndexUid } from '../../engine/index-uid.js';
+import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { s } from '../schema.js';
 
 /** The `{indexUid}` path parameter, checked against the uid rules. */
@@ -21,4 +21,11 @@ export const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invali
 /** `customMetadata`, accepted by every write route and echoed in the task. */
 export function customMetadata(q: { customMetadata?: string | undefined }): { customMetadata?: string } {
   return q.customMetadata !== undefined ? { customMetadata: q.customMetadata } : {};
+}
+
+/** `Service-Include-Metadata: true` (or `1`) adds `metadata` to search responses. */
+export function includeMetadata(req: FastifyRequest): boolean {
+  const v = req.headers['service-include-metadata'];
+  const s = (Array.isArray(v) ? v[0] : v)?.trim().toLowerCase();
+  return s === 'true' || s === '1';
 }

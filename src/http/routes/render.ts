@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { assertActionGranted, assertIndexAuthorized } from '../../auth/request-auth.js';
 import type { ErrorCode } from '../../errors/api-error.js';
-import { isValidIndexUid, invalidIndexUidMessage } from '../../engine/index-uid.js';
+import { isValidIndexUid, invalidIndexUidMessage } from '../../engine/indexes/index-uid.js';
 import { INPUT_KINDS, renderTemplate, TEMPLATE_KINDS } from '../../engine/render-template.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';

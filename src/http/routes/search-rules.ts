@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode } from '../../errors/api-error.js';
 import { normalizeDocumentId } from '../../engine/documents/primary-key.js';
-import { invalidIndexUidMessage, isValidIndexUid } from '../../engine/index-uid.js';
+import { invalidIndexUidMessage, isValidIndexUid } from '../../engine/indexes/index-uid.js';
 import { ruleNotFound, ruleView, type PinAction, type RuleConditions, type SearchRule } from '../../engine/search-rules/rules.js';
 import { taskSummary } from '../../tasks/task.js';
 import { jsonBody } from '../body.js';

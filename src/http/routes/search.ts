@@ -1,25 +1,22 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { withSearchRules } from '../../auth/request-auth.js';
-import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/perform.js';
+import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/answer-query.js';
 import type { SearchRuleStore } from '../../engine/search-rules/rules.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
-import { indexUidParam } from './params.js';
+import { includeMetadata, indexUidParam } from './params.js';
 import { searchBody, searchQueryString, toSearchQuery } from './search-params.js';
-import { multiSearchRoutes } from './multi-search.js';
-
-/** `Service-Include-Metadata: true` (or `1`) adds `metadata` to search responses. */
-export function includeMetadata(req: FastifyRequest): boolean {
-  const v = req.headers['service-include-metadata'];
-  const s = (Array.isArray(v) ? v[0] : v)?.trim().toLowerCase();
-  return s === 'true' || s === '1';
-}
 
 /** The dynamic search rules searches apply: none unless the `dynamicSearchRules` feature is on. */
 export function searchRules(ctx: AppContext): SearchRuleStore | null {
   return ctx.features.isEnabled('dynamicSearchRules') ? ctx.engine.searchRules : null;
+}
+
+/** The search options the node's experimental features decide. */
+export function searchOptions(ctx: AppContext) {
+  return { containsFilter: ctx.features.isEnabled('containsFilter'), searchRules: searchRules(ctx), foreignKeys: ctx.features.isEnabled('foreignKeys') };
 }
 
 async function search(ctx: AppContext, uid: string, q: SearchQuery, req: FastifyRequest): Promise<unknown> {
@@ -29,10 +26,8 @@ async function search(ctx: AppContext, uid: string, q: SearchQuery, req: Fastify
   try {
     return await performSearch(ctx.engine, uid, q, {
       includeMetadata: includeMetadata(req),
-      containsFilter: ctx.features.isEnabled('containsFilter'),
       indexPrefix: true,
-      searchRules: searchRules(ctx),
-      foreignKeys: ctx.features.isEnabled('foreignKeys'),
+      ...searchOptions(ctx),
     });
   } catch (e) {
     if (e instanceof ApiError && isIndexScoped(e)) throw e.prefixed(`Index \`${uid}\`: `);
@@ -78,6 +73,4 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
       return search(ctx, uid, toSearchQuery(params), req);
     },
   });
-
-  multiSearchRoutes(app, ctx);
 }

@@ -3,7 +3,7 @@ import { ApiError } from '../../errors/api-error.js';
 import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
 import { projectFields } from '../../engine/documents/project.js';
 import { filterDocids } from '../../engine/facets/index.js';
-import type { IndexHandle } from '../../engine/index-handle.js';
+import type { IndexHandle } from '../../engine/indexes/index-handle.js';
 import { documentVectors, resolveEmbedder, semanticSearch, vectorPartOf, vectorScoreDetails } from '../../engine/vector/semantic-search.js';
 import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';

@@ -3,9 +3,9 @@
 // the hits. Synchronous from start to end, so the state cannot change under it.
 
 import { ApiError } from '../../errors/api-error.js';
-import { distinctKeys } from '../index/field-values.js';
-import { isPathOrChild } from '../index/field-table.js';
-import type { IndexState } from '../index/index-state.js';
+import { distinctKeys } from '../fulltext/field-values.js';
+import { isPathOrChild } from '../fulltext/field-table.js';
+import type { IndexState } from '../fulltext/index-state.js';
 import { globalScore, type Rank } from '../ranking/rank.js';
 import type { RankingContext } from '../ranking/rule.js';
 import { rankingRules, type SortCriterion } from '../ranking/rules.js';
