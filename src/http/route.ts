@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { ErrorCode } from '../errors/codes.js';
 import type { ObjectSchema, Schema, FieldDef } from './schema.js';
+import { assertActionGranted } from '../auth/request-auth.js';
 
 /** A route as the OpenAPI document describes it. */
 export interface RouteDoc {
@@ -10,6 +11,8 @@ export interface RouteDoc {
   tags: string[];
   /** Key action required (for documentation; auth enforces it). */
   action?: string;
+  /** Further actions the key must hold too (the reference's double-action routes); `route()` checks them. */
+  alsoRequires?: string[];
   query?: ObjectSchema<Record<string, FieldDef>>;
   body?: Schema<unknown>;
   bodyMediaTypes?: string[];
@@ -42,6 +45,7 @@ export function route(app: FastifyInstance, def: RouteDef): void {
     config: { action: def.action },
     ...(streaming ? { compress: false as const } : {}),
     handler: async (req, reply) => {
+      for (const a of def.alsoRequires ?? []) assertActionGranted(req, a);
       const out = await handler(req, reply);
       if (reply.sent) return reply;
       reply.status(def.status);

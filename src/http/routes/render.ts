@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { assertActionGranted, assertIndexAuthorized } from '../../auth/request-auth.js';
+import { assertIndexAuthorized } from '../../auth/request-auth.js';
 import type { ErrorCode } from '../../errors/api-error.js';
 import { isValidIndexUid, invalidIndexUidMessage } from '../../engine/indexes/index-uid.js';
 import { INPUT_KINDS, renderTemplate, TEMPLATE_KINDS } from '../../engine/render-template.js';
@@ -54,12 +54,12 @@ export function renderRoutes(app: FastifyInstance, ctx: AppContext): void {
       'Render a document template or fragment (from an index setting, or inline) over a stored document, an inline document or a search query; needs `settings.get` and `documents.get`',
     tags: ['Render templates'],
     action: 'settings.get',
+    alsoRequires: ['documents.get'],
     body: renderBody,
     status: 200,
     responseSchema: { type: 'object', properties: { template: {}, rendered: {} }, required: ['template', 'rendered'] },
     errors: ['feature_not_enabled', 'invalid_render_template', 'invalid_render_input', 'render_document_not_found', 'template_parsing_error', 'template_rendering_error'],
     handler: async (req) => {
-      assertActionGranted(req, 'documents.get');
       const body = renderBody.validate(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit), 'json');
       ctx.features.check('renderRoute', 'calling the /render-template route');
       return renderTemplate(
