@@ -7,6 +7,7 @@ import type { SearchIndexFactory } from './structures/search-index.js';
 import { defaultSearchFactory } from './structures/default-structures.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
 import { directSource, type EmbeddingSource } from './vector/embedding-source.js';
+import { SearchScratch } from './search/scratch.js';
 
 const ENGINE_META = new KeySpace('em');
 const NEXT_INDEX_ID = ENGINE_META.key('nextIndexId');
@@ -33,6 +34,8 @@ export class Engine {
   nextIndexId = 0;
   /** Time of the last change applied, for `GET /stats`. */
   lastUpdate: number | null = null;
+  /** Memory every search of this engine ranks in (searches run one at a time). */
+  readonly scratch = new SearchScratch();
 
   private constructor(
     readonly store: KvStore,

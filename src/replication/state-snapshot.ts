@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { prefixEnd, KeySpace } from '../store/keys.js';
 import type { KvStore, WriteBatch } from '../store/kv.js';
 import type { SnapshotMeta } from '../raft/core/index.js';
-import { RAFT_LOG, RAFT_STATE } from '../raft/log-store.js';
+import { RAFT_PREFIXES, RAFT_STATE } from '../raft/log-store.js';
 import { SNAPSHOT_CHUNK, type SnapshotSink, type SnapshotSource } from '../raft/transport/grpc-transport.js';
 
 /** Where the applied state records the log position it stands for; part of every snapshot. */
@@ -21,7 +21,7 @@ export async function readAppliedMeta(store: { get(k: Buffer): Promise<Buffer | 
 
 /** Key ranges of the applied state: everything but Raft's own log and votes. */
 export function stateRanges(): [Buffer, Buffer][] {
-  const bounds = [RAFT_LOG.prefix, RAFT_STATE.prefix].sort(Buffer.compare);
+  const bounds = RAFT_PREFIXES;
   const ranges: [Buffer, Buffer][] = [];
   let start: Buffer = Buffer.from([0x00]);
   for (const p of bounds) {

@@ -133,10 +133,6 @@ export function parseTaskFilter(q: Record<string, string>, batches = false): Tas
   return f;
 }
 
-export function isFilterEmpty(f: TaskFilter, q: Record<string, string>): boolean {
-  return !FILTER_PARAMS.some((p) => q[p] !== undefined) && Object.keys(f).length === 0;
-}
-
 function inRange(v: number | null, after?: number, before?: number): boolean {
   if (after === undefined && before === undefined) return true;
   if (v === null) return false;

@@ -13,13 +13,13 @@ const N = 24_000;
 beforeAll(async () => {
   t = await startTestNode();
   idx = t.client.index('kept');
-  await idx.updateSearchableAttributes(['title', 'body']).waitTask();
+  await idx.updateSearchableAttributes(['title', 'body']).waitTask({ timeout: 60_000 });
   const docs = Array.from({ length: N }, (_, i) => ({
     id: i,
     title: i % 7 === 0 ? `xylo ${i}` : `item ${i}`,
     body: i % 3 === 0 ? `the x${i} ranks x` : `plain body xb ${i % 11}`,
   }));
-  await idx.addDocuments(docs, { primaryKey: 'id' }).waitTask();
+  await idx.addDocuments(docs, { primaryKey: 'id' }).waitTask({ timeout: 60_000 });
 }, 60_000);
 afterAll(async () => {
   await t.close();

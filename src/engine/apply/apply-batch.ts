@@ -1,5 +1,4 @@
 import { ApiError, toErrorBody } from '../../errors/api-error.js';
-import type { WriteBatch } from '../../store/kv.js';
 import { encodeUint } from '../../store/keys.js';
 import { processIndexTask } from './index-lifecycle.js';
 import { filterDocids } from '../facets/index.js';

@@ -7,7 +7,6 @@
 import type { Unit } from '../search/derivations.js';
 import { bestChain, type Level } from '../search/levels.js';
 import { localScore, rankFromCost } from './rank.js';
-import { scratchInts } from '../search/scratch.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 const MAX_PAIR_COST = 3;
@@ -101,7 +100,7 @@ export const proximityRule: RankingRule = {
   },
   costs(ctx, docs) {
     const one = singleUnit(ctx, docs);
-    if (one) return scratchInts(docs.length).fill(extraWords(ctx.units[one.unit]!));
+    if (one) return ctx.scratch.ints(docs.length).fill(extraWords(ctx.units[one.unit]!));
     // Thousands of documents sharing a level: pair costs come from the posting lists.
     let bulk: Map<string, Uint8Array | null> | undefined;
     const level = ctx.commonLevel(docs);
@@ -113,7 +112,7 @@ export const proximityRule: RankingRule = {
         }
       }
     }
-    return mapCosts(docs, (d) => proximityCost(ctx, d, bulk));
+    return mapCosts(ctx, docs, (d) => proximityCost(ctx, d, bulk));
   },
   ranks(ctx, d, cost) {
     return [rankFromCost(cost, maxProximity(ctx, ctx.levelOf(d)))];

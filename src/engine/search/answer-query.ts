@@ -195,12 +195,12 @@ export async function runSearch(
     allowed,
     exhaustiveCount: window.exhaustive,
     scores: wantScores || ai !== null,
-  });
+  }, engine.scratch);
   if (ai) {
     const distinctAttr = q.distinct ?? settings.distinctAttribute ?? null;
     const ordering = {
       distinct: distinctAttr ? (d: number) => distinctKeys(state.records[d], distinctAttr) : null,
-      order: { ...semanticRules(settings.rankingRules, sort), ctx: sortContext(state) },
+      order: { ...semanticRules(settings.rankingRules, sort), ctx: sortContext(state, engine.scratch) },
     };
     outcome = { ...outcome, ...(await ai.merge(outcome, window, allowed, threshold, ordering)) };
   }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { requestGrant } from '../../auth/request-auth.js';
-import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
+import { normalizeDocumentId } from '../../engine/documents/primary-key.js';
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
 import { listDocuments, presentDocument } from '../../engine/documents/list-documents.js';
 import { parseRequiredFilter } from '../../engine/filter/filter-tree.js';
