@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, valueError } from '../schema.js';
@@ -66,7 +65,6 @@ function toSearchItem(item: ReturnType<typeof queryItem.validate>): MultiSearchI
 }
 
 export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
   route(app, {
     method: 'POST',
     url: '/multi-search',
@@ -76,8 +74,7 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: multiSearchBody,
     status: 200,
     response: '{ results } or, with `federation`, one merged list of hits',
-    handler: async (req) => {
-      const body = multiSearchBody.validate(jsonBody(req, limit), 'json');
+    handler: async (req, _reply, { body }) => {
       // Each query is held to the key's indexes and to the tenant token's rule for its index.
       body.queries.forEach((item, i) => {
         assertQueryIndexAuthorized(req, item.indexUid, i);

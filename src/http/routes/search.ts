@@ -2,10 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { withSearchRules } from '../../auth/request-auth.js';
 import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/answer-query.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
-import { includeMetadata, indexUidParam } from './params.js';
+import { route } from '../route.js';
+import { includeMetadata } from './params.js';
 import { searchBody, searchQueryString, toSearchQuery } from './search-params.js';
 
 async function search(ctx: AppContext, uid: string, q: SearchQuery, req: FastifyRequest): Promise<unknown> {
@@ -27,8 +26,6 @@ async function search(ctx: AppContext, uid: string, q: SearchQuery, req: Fastify
 }
 
 export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
-
   route(app, {
     method: 'POST',
     url: '/indexes/:indexUid/search',
@@ -39,11 +36,7 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 200,
     response: 'hits, query, processingTimeMs, pagination fields, facets, requestUid',
     errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter'],
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const body = searchBody.validate(jsonBody(req, limit), 'json');
-      return search(ctx, uid, toSearchQuery(body), req);
-    },
+    handler: async (req, _reply, { uid, body }) => search(ctx, uid, toSearchQuery(body), req),
   });
 
   route(app, {
@@ -56,10 +49,6 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 200,
     response: 'same as POST',
     errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter'],
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const params = searchQueryString.validate(queryRecord(req), 'query');
-      return search(ctx, uid, toSearchQuery(params), req);
-    },
+    handler: async (req, _reply, { uid, query }) => search(ctx, uid, toSearchQuery(query), req),
   });
 }
