@@ -141,6 +141,22 @@ export async function* readSnapshotFile(path: string, range?: { start: number; e
   if (buf.length !== 0) throw new Error(`snapshot file ${path} is truncated`);
 }
 
+/** Writes records read from a snapshot file into the store, in write batches of about 8 MiB. */
+export async function putRecords(store: KvStore, records: AsyncIterable<[Buffer, Buffer]>): Promise<void> {
+  let wb = store.batch();
+  let bytes = 0;
+  for await (const [key, value] of records) {
+    wb.put(key, value);
+    bytes += key.length + value.length;
+    if (bytes > 8 * 1024 * 1024) {
+      await wb.commit();
+      wb = store.batch();
+      bytes = 0;
+    }
+  }
+  await wb.commit();
+}
+
 const INSTALLING = RAFT_STATE.key('installing');
 
 /**
@@ -154,18 +170,7 @@ export async function installStateFile(store: KvStore, path: string): Promise<Sn
   const wipe = store.batch();
   for (const [gte, lt] of stateRanges()) wipe.delRange(gte, lt);
   await wipe.commit();
-  let wb = store.batch();
-  let bytes = 0;
-  for await (const [key, value] of readSnapshotFile(path)) {
-    wb.put(key, value);
-    bytes += key.length + value.length;
-    if (bytes > 8 * 1024 * 1024) {
-      await wb.commit();
-      wb = store.batch();
-      bytes = 0;
-    }
-  }
-  await wb.commit();
+  await putRecords(store, readSnapshotFile(path));
   await store.sync();
   return readAppliedMeta(store);
 }

@@ -1,18 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { taskSummary, type TaskSpec } from '../../tasks/task.js';
 import type { AppContext } from '../context.js';
 import { s } from '../schema.js';
 
-/** The `{indexUid}` path parameter, checked against the uid rules. */
-export function indexUidParam(req: FastifyRequest): string {
-  const uid = (req.params as { indexUid: string }).indexUid;
-  assertIndexUid(uid);
-  return uid;
-}
-
 /** `customMetadata`, accepted by every write route and echoed in the task. */
-export function customMetadata(q: { customMetadata?: string | undefined }): { customMetadata?: string } {
+function customMetadata(q: { customMetadata?: string | undefined }): { customMetadata?: string } {
   return q.customMetadata !== undefined ? { customMetadata: q.customMetadata } : {};
 }
 
