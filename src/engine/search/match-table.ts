@@ -7,7 +7,7 @@
 import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
-import type { MatchBuffers } from './scratch.js';
+import type { MatchBuffers, SearchScratch } from './scratch.js';
 import type { Posting } from '../fulltext/postings.js';
 
 import {
@@ -104,13 +104,16 @@ export class MatchTable {
   private readonly anyExactField: boolean;
   private readonly fwc: (Uint16Array | undefined)[] = [];
 
+  private readonly buffers: MatchBuffers;
+
   constructor(
     readonly state: IndexState,
     units: readonly Unit[],
     readonly opts: ScanOptions,
     eager: boolean,
-    private readonly buffers: MatchBuffers,
+    scratch: SearchScratch,
   ) {
+    const buffers = (this.buffers = scratch.tables);
     this.units = units;
     this.scanned = units.map(() => false);
     this.U = Math.max(1, units.length);
@@ -119,7 +122,7 @@ export class MatchTable {
     this.agg = buffers.agg;
     this.blocks = buffers.blocks;
     try {
-      this.words = new WordUnitMap(state, units);
+      this.words = new WordUnitMap(state, units, scratch.words);
     } catch (e) {
       buffers.release();
       throw e;

@@ -111,13 +111,6 @@ function filterUniverse(docids: Uint32Array, excluded: Uint8Array | null): Uint3
 const NO_LEVEL = 255;
 /** From this many documents on, pair proximities come from the posting lists. */
 const BULK_PAIR_DOCS = 1024;
-let levelPool = new Uint8Array(0);
-
-function acquireLevelIndex(n: number): Uint8Array {
-  if (levelPool.length < n) levelPool = new Uint8Array(Math.ceil(n * 1.25) + 64).fill(NO_LEVEL);
-  return levelPool;
-}
-
 class Context implements RankingContext {
   private readonly levelCache = new Map<number, Level | null>();
   private readonly memos = new Map<string, unknown>();
@@ -176,7 +169,7 @@ class Context implements RankingContext {
     const t = this.table!;
     const docs = t.docs;
     if (this.single >= 0) return docs;
-    const idx = acquireLevelIndex(this.state.records.length + 1);
+    const idx = this.scratch.levelIndex(this.state.records.length + 1, NO_LEVEL);
     this.levelIdx = idx;
     const out = new Uint32Array(docs.length);
     let n = 0;
@@ -279,7 +272,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
       const exactFields = new Uint8Array(weights.length);
       for (let f = 0; f < weights.length; f++) if (state.rules.isExact(f)) exactFields[f] = 1;
       const anchored = req.matchingStrategy === 'all' || (req.matchingStrategy === 'last' && terms.every((x) => x.kind === 'word'));
-      table = new MatchTable(state, units, { weights, exactFields, excluded, anchored }, units.length === 1, scratch.tables);
+      table = new MatchTable(state, units, { weights, exactFields, excluded, anchored }, units.length === 1, scratch);
       const t = table;
       const termUnits = terms.map((_, i) => units.find((u) => u.start === i && u.end === i)!);
       const freq = (i: number): number => {

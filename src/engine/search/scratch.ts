@@ -61,10 +61,35 @@ export class MatchBuffers {
   }
 }
 
+/** The word map's slot per word id (-1 when the word matches no unit), kept all -1 between searches. */
+export class WordSlots {
+  private slots = new Int32Array(0);
+  private inUse = false;
+
+  acquire(words: number): Int32Array {
+    if (this.inUse) throw new Error('word map already in use');
+    this.inUse = true;
+    if (this.slots.length < words) this.slots = new Int32Array(Math.ceil(words * 1.25) + 64).fill(-1);
+    return this.slots;
+  }
+
+  release(): void {
+    this.inUse = false;
+  }
+}
+
 export class SearchScratch {
   private readonly intArena = new Arena((n) => new Int32Array(n));
   private readonly uintArena = new Arena((n) => new Uint32Array(n));
   readonly tables = new MatchBuffers();
+  readonly words = new WordSlots();
+  private levels = new Uint8Array(0);
+
+  /** The `words` level index by docid, filled with `empty` past its previous use. */
+  levelIndex(n: number, empty: number): Uint8Array {
+    if (this.levels.length < n) this.levels = new Uint8Array(Math.ceil(n * 1.25) + 64).fill(empty);
+    return this.levels;
+  }
 
   /** A zeroed Int32Array valid until the current search ends. */
   ints(n: number): Int32Array {
