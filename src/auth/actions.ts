@@ -69,10 +69,6 @@ export const ACTIONS = [
 
 export type Action = (typeof ACTIONS)[number];
 
-export function isAction(s: string): s is Action {
-  return (ACTIONS as readonly string[]).includes(s);
-}
-
 /** `*.get` is the read-only set: every action that only reads, except reading keys. */
 const READ_ACTIONS: readonly Action[] = [
   'search',

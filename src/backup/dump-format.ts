@@ -4,7 +4,7 @@ import { createGunzip } from 'node:zlib';
 import type { ApiKey } from '../auth/key-store.js';
 import type { ChatSettings } from '../chat/workspaces.js';
 import type { SearchRule } from '../engine/search-rules/rules.js';
-import type { Network } from '../network/network.js';
+import type { Network } from '../engine/network/network.js';
 import type { Webhook } from '../webhooks/webhook-store.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import type { IndexSettings } from '../engine/settings/settings.js';

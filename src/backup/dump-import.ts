@@ -8,7 +8,6 @@ import { Engine } from '../engine/engine.js';
 import { ExperimentalFeatures } from '../features/experimental-features.js';
 import type { KvStore } from '../store/kv.js';
 import { PAYLOADS, TaskQueue } from '../tasks/task-queue.js';
-import type { TaskParams } from '../tasks/task.js';
 import { readDump, type DumpRecord } from './dump-format.js';
 import { BackupFileError } from './file-writer.js';
 

@@ -1,7 +1,7 @@
 import { KeyStore } from '../auth/key-store.js';
 import { ChatWorkspaces } from '../chat/workspaces.js';
 import { SearchRuleStore } from '../engine/search-rules/rules.js';
-import { NetworkStore } from '../network/network.js';
+import { NetworkStore } from '../engine/network/network.js';
 import { WebhookStore } from '../webhooks/webhook-store.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import type { Engine } from '../engine/engine.js';

@@ -7,8 +7,9 @@ import type { SearchIndexFactory } from './structures/search-index.js';
 import { defaultSearchFactory } from './structures/default-structures.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
 import { directSource, type EmbeddingSource } from './vector/embedding-source.js';
+import { SearchScratch } from './search/scratch.js';
 import { SearchRuleStore } from './search-rules/rules.js';
-import { NetworkStore } from '../network/network.js';
+import { NetworkStore } from './network/network.js';
 
 const ENGINE_META = new KeySpace('em');
 const NEXT_INDEX_ID = ENGINE_META.key('nextIndexId');
@@ -35,6 +36,8 @@ export class Engine {
   nextIndexId = 0;
   /** Time of the last change applied, for `GET /stats`. */
   lastUpdate: number | null = null;
+  /** Memory every search of this engine ranks in (searches run one at a time). */
+  readonly scratch = new SearchScratch();
   /** Node-wide dynamic search rules (pins), changed by `dsrUpdate`/`dsrClear` tasks. */
   readonly searchRules = new SearchRuleStore();
   /** The network of instances (`/network`), changed through the log or by `networkTopologyChange` tasks. */

@@ -249,7 +249,7 @@ export interface FieldDef<T = unknown> {
   missingCode?: ErrorCode;
 }
 
-type FieldsOf<F extends Record<string, FieldDef>> = {
+export type FieldsOf<F extends Record<string, FieldDef>> = {
   [K in keyof F]: F[K] extends FieldDef<infer T> ? (F[K]['required'] extends true ? T : T | undefined) : never;
 };
 

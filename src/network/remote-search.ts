@@ -6,7 +6,7 @@
 // without its hits.
 
 import { ApiError, toErrorBody, type ErrorBody } from '../errors/api-error.js';
-import type { Remote } from './network.js';
+import type { Remote } from '../engine/network/network.js';
 import { fromWire, type MergedHit } from '../engine/search/federation.js';
 import type { RemoteHits } from '../engine/search/multi-search.js';
 

@@ -25,7 +25,7 @@ import { importAtStart, startupLogger } from '../backup/startup-import.js';
 import { WebhookStore, type Webhook } from '../webhooks/webhook-store.js';
 import { WebhookDelivery } from '../webhooks/delivery.js';
 import { ChatWorkspaces } from '../chat/workspaces.js';
-import { NetworkStore } from '../network/network.js';
+import { NetworkStore } from '../engine/network/network.js';
 import { batchTaskViews } from '../tasks/batch.js';
 import { LogHub, LogTargets } from '../util/log-hub.js';
 

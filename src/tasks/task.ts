@@ -28,20 +28,6 @@ export type TaskType = (typeof TASK_TYPES)[number];
 export const TASK_STATUSES = ['enqueued', 'processing', 'succeeded', 'failed', 'canceled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-/** Types whose tasks belong to no index. */
-export const INDEXLESS_TYPES: ReadonlySet<TaskType> = new Set<TaskType>([
-  'indexSwap',
-  'taskCancelation',
-  'taskDeletion',
-  'dumpCreation',
-  'snapshotCreation',
-  'export',
-  'upgradeDatabase',
-  'networkTopologyChange',
-  'dsrUpdate',
-  'dsrClear',
-]);
-
 /**
  * What is needed to carry out a task, beyond its public details. Never shown to clients. Index
  * operations are the engine's; the others are the task layer's own.

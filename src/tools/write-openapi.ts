@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const options = parseOptions(['--db-path', join(dir, 'db'), '--http-addr', '127.0.0.1:0', '--log-level', 'error'], {});
   const node = await startNode(options);
   try {
-    const doc = openapiDocument();
+    const doc = openapiDocument(node.app.routeDocs);
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, JSON.stringify(doc, null, 2) + '\n');
     const paths = Object.keys(doc['paths'] as object).length;

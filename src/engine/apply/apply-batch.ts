@@ -1,9 +1,8 @@
 import { ApiError, toErrorBody } from '../../errors/api-error.js';
-import type { WriteBatch } from '../../store/kv.js';
 import { encodeUint } from '../../store/keys.js';
 import { processIndexTask } from './index-lifecycle.js';
 import { processRuleTask } from '../search-rules/rule-tasks.js';
-import { processNetworkTask } from '../../network/network.js';
+import { processNetworkTask } from '../network/network.js';
 import { filterDocids } from '../facets/index.js';
 import { parseRequiredFilter } from '../filter/filter-tree.js';
 import type { BatchTask, IndexOperation, ProcessedBatch, TaskOutcome } from './types.js';

@@ -4,7 +4,7 @@
 import type { ErrorBody } from '../../errors/api-error.js';
 import type { WriteBatch } from '../../store/kv.js';
 import type { Doc } from '../documents/primary-key.js';
-import type { Network } from '../../network/network.js';
+import type { Network } from '../network/network.js';
 
 /** One change an index operation makes, as the engine carries it out. */
 export type IndexOperation =

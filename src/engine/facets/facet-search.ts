@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors/api-error.js';
 import { matchingFeatures, patternsWhere } from '../filter/rules.js';
-import type { IndexSettings } from '../settings/settings.js';
+import { assertFacetSearchEnabled, type IndexSettings } from '../settings/settings.js';
 import { normalize, TypoMatcher } from '../tokenizer/index.js';
 import type { Bitmap } from './bitmap.js';
 import type { FacetState } from './facet-state.js';
@@ -13,7 +13,7 @@ export interface FacetHit {
 
 /** Facet search needs `facetSearch` on the index and the facet-search feature on the attribute. */
 export function checkFacetSearchable(facetName: string, settings: IndexSettings): void {
-  if (!settings.facetSearch) throw new ApiError('facet_search_disabled', 'The facet search is disabled for this index');
+  assertFacetSearchEnabled(settings);
   const rules = settings.filterableAttributes;
   const m = matchingFeatures(facetName, rules);
   if (m?.features.facetSearch) return;

@@ -15,7 +15,7 @@ import { geoSortRule } from './geo-rule.js';
 import { searchFacetValues, type FacetHit } from './facet-search.js';
 import type { FacetIndex } from './facet-index.js';
 import type { FacetState } from './facet-state.js';
-import { sortBuckets, sortDocids, type SortBucket, type SortCriterion } from './sort.js';
+import { sortDocids, type SortCriterion } from './sort.js';
 
 export { Bitmap } from './bitmap.js';
 export { facetIndexFactory, FacetIndex } from './facet-index.js';
@@ -98,11 +98,6 @@ export function filterDocids(h: IndexHandle, filter: unknown, opts: FilterOption
 export function facetDistribution(h: IndexHandle, candidates: Bitmap | Uint8Array | Iterable<number> | null, facets: readonly string[]): FacetsResult {
   const s = h.meta.settings;
   return computeFacets(facetStateOf(h), s.filterableAttributes, s.faceting, toBitmap(h, candidates), facets);
-}
-
-/** Buckets of tied documents in the order of one sort criterion (see {@link sortBuckets}). */
-export function sortValues(h: IndexHandle, criterion: SortCriterion, candidates: Bitmap | Uint8Array | Iterable<number> | null): Generator<SortBucket> {
-  return sortBuckets(facetStateOf(h), criterion, toBitmap(h, candidates));
 }
 
 /**

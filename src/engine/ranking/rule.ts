@@ -8,10 +8,12 @@ import type { Level } from '../search/levels.js';
 import type { MatchTable } from '../search/match-table.js';
 import type { DocOccurrences } from '../search/occurrences.js';
 import type { Rank } from './rank.js';
-import { scratchInts } from '../search/scratch.js';
+import type { SearchScratch } from '../search/scratch.js';
 
 export interface RankingContext {
   readonly state: IndexState;
+  /** Memory the rules' cost arrays come from, valid until the search ends. */
+  readonly scratch: SearchScratch;
   readonly units: readonly Unit[];
   readonly levels: readonly Level[];
   /** Null for a placeholder search. */
@@ -72,8 +74,8 @@ export function singleUnit(ctx: RankingContext, docs: Uint32Array): { unit: numb
 }
 
 /** Costs of the rule for each document, computed one by one. */
-export function mapCosts(docs: Uint32Array, cost: (d: number) => number): Int32Array {
-  const out = scratchInts(docs.length);
+export function mapCosts(ctx: RankingContext, docs: Uint32Array, cost: (d: number) => number): Int32Array {
+  const out = ctx.scratch.ints(docs.length);
   for (let i = 0; i < docs.length; i++) out[i] = cost(docs[i]!);
   return out;
 }

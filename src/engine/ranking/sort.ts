@@ -25,7 +25,7 @@ export function sortRule(field: string, ascending: boolean): RankingRule {
     usesMatches: false,
     costs(ctx, docs) {
       const col = sortColumn(ctx.state, field, ascending);
-      return mapCosts(docs, (d) => (d < col.rank.length ? col.rank[d]! : MISSING_RANK));
+      return mapCosts(ctx, docs, (d) => (d < col.rank.length ? col.rank[d]! : MISSING_RANK));
     },
     ranks() {
       return [];

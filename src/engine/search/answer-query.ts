@@ -213,11 +213,11 @@ export async function runSearch(
     allowed,
     exhaustiveCount: window.exhaustive,
     scores: wantScores || ai !== null,
-  });
+  }, engine.scratch);
   if (ai) {
     const ordering = {
       distinct: distinctOf,
-      order: { ...semanticRules(settings.rankingRules, sort), ctx: sortContext(state) },
+      order: { ...semanticRules(settings.rankingRules, sort), ctx: sortContext(state, engine.scratch) },
     };
     outcome = { ...outcome, ...(await ai.merge(outcome, organic, allowed, threshold, ordering)) };
   }

@@ -49,7 +49,7 @@ function queryMatches(engine: Engine, uid: string, p: FacetSearchQuery): Uint32A
     allowed: null,
     exhaustiveCount: false,
     scores: false,
-  }).universe;
+  }, engine.scratch).universe;
 }
 
 export function answerFacetSearch(engine: Engine, uid: string, p: FacetSearchQuery, opts: { containsFilter: boolean }): FacetSearchAnswer {

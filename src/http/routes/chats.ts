@@ -15,9 +15,8 @@ import {
   type ChatOp,
   type ChatSettingsPatch,
 } from '../../chat/workspaces.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route, sendOpenStream } from '../route.js';
+import { route, sendOpenStream } from '../route.js';
 import { s } from '../schema.js';
 import { pageQuery } from './params.js';
 import { searchOptions } from './search.js';
@@ -93,8 +92,7 @@ export function chatRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 200,
     responseSchema: { type: 'object', properties: { results: { type: 'array', items: workspaceSchema }, offset: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' } } },
     errors: ['feature_not_enabled', 'invalid_index_offset', 'invalid_index_limit'],
-    handler: async (req) => {
-      const q = pageQuery.validate(queryRecord(req), 'query');
+    handler: async (_req, _reply, { query: q }) => {
       check('listing the chats');
       const offset = q.offset ?? 0;
       const lim = q.limit ?? 20;
@@ -182,8 +180,8 @@ export function chatRoutes(app: FastifyInstance, ctx: AppContext): void {
       'invalid_chat_completion_search_filter_param_prompt',
       'invalid_chat_completion_search_index_uid_param_prompt',
     ],
-    handler: async (req) => {
-      const patch = settingsBody.validate(jsonBody(req, limit), 'json') as ChatSettingsPatch;
+    handler: async (req, _reply, { body }) => {
+      const patch = body as ChatSettingsPatch;
       check('using the /chats/settings route');
       const uid = workspaceParam(req);
       // Checked here first, so a refused change never reaches the log.
@@ -227,9 +225,8 @@ export function chatRoutes(app: FastifyInstance, ctx: AppContext): void {
       'unimplemented_multi_choice_chat_completions',
       'unimplemented_external_function_calling',
     ],
-    handler: async (req, reply) => {
+    handler: async (req, reply, { body }) => {
       check('using the /chats chat completions route');
-      const body = jsonBody(req, limit);
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('bad_request', 'The chat completion request must be a JSON object');
       const request = body as Record<string, unknown>;
       checkChatRequest(request);

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { isFinished } from '../../tasks/task.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
@@ -90,7 +89,6 @@ async function waitProcessed(ctx: AppContext, uid: number, timeoutMs: number): P
 }
 
 export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
 
   // Runs after authentication (an onRequest hook), so that only allowed requests may wait.
   app.addHook('preHandler', async (req) => {
@@ -123,8 +121,7 @@ export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: addNodeBody,
     status: 200,
     errors: ['bad_request', 'no_leader'],
-    handler: async (req) => {
-      const body = addNodeBody.validate(jsonBody(req, limit), 'json');
+    handler: async (_req, _reply, { body }) => {
       await ctx.replicator.addNode(body.id, body.raftAddr);
       return ctx.replicator.clusterView();
     },
@@ -152,11 +149,10 @@ export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Cluster'],
     action: 'network.update',
     body: transferBody,
+    emptyBodyIs: {},
     status: 200,
     errors: ['bad_request', 'no_leader'],
-    handler: async (req) => {
-      const raw = req.body === undefined || (Buffer.isBuffer(req.body) && req.body.length === 0) ? {} : jsonBody(req, limit);
-      const body = transferBody.validate(raw, 'json');
+    handler: async (_req, _reply, { body }) => {
       const leader = await ctx.replicator.transferLeadership(body.to ?? null);
       return { leader };
     },

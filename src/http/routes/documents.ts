@@ -10,12 +10,12 @@ import { fromJson } from '../../engine/rhai/values.js';
 import type { IndexHandle } from '../../engine/indexes/index-handle.js';
 import { filterDocids } from '../../engine/facets/index.js';
 import { parseRequiredFilter } from '../../engine/filter/filter-tree.js';
-import { taskSummary } from '../../tasks/task.js';
-import { bodyFormat, jsonBody, rawBody } from '../body.js';
+import type { TaskSpec } from '../../tasks/task.js';
+import { bodyFormat, rawBody } from '../body.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
+import { route } from '../route.js';
 import { s } from '../schema.js';
-import { customMetadata, indexUidParam, writeQuery } from './params.js';
+import { enqueueTask, writeQuery } from './params.js';
 
 const fieldsSchema = s.array(s.string());
 const idsSchema = s.custom((v, ctx) => {
@@ -63,7 +63,7 @@ const addQuery = s.object({
   customMetadata: s.field(s.string(), 'invalid_index_custom_metadata'),
   skipCreation: s.field(s.boolean(), 'invalid_skip_creation'),
 });
-
+type AddQuery = ReturnType<typeof addQuery.validate>;
 
 const deleteBatchBody = s.array(s.any({ oneOf: [{ type: 'string' }, { type: 'integer' }] }));
 const deleteByFilterBody = s.object({
@@ -96,9 +96,7 @@ async function documentsPage(ctx: AppContext, uid: string, p: DocumentsQuery) {
 }
 
 export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
-  // Uploads and deletions by id may be as large as the payload limit; other bodies are small.
-  const limit = ctx.options.httpPayloadSizeLimit;
-  const jsonLimit = ctx.options.httpJsonPayloadSizeLimit;
+  const containsFilter = () => ({ containsFilter: ctx.features.isEnabled('containsFilter') });
 
   route(app, {
     method: 'GET',
@@ -108,11 +106,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.get',
     query: listQuery,
     status: 200,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = listQuery.validate(queryRecord(req), 'query');
-      return documentsPage(ctx, uid, q);
-    },
+    handler: async (_req, _reply, { uid, query }) => documentsPage(ctx, uid, query),
   });
 
   route(app, {
@@ -123,11 +117,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.get',
     body: fetchBody,
     status: 200,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const body = fetchBody.validate(jsonBody(req, jsonLimit), 'json');
-      return documentsPage(ctx, uid, body);
-    },
+    handler: async (_req, _reply, { uid, body }) => documentsPage(ctx, uid, body),
   });
 
   route(app, {
@@ -138,20 +128,16 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.get',
     query: getOneQuery,
     status: 200,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
+    handler: async (req, _reply, { uid, query }) => {
       const id = (req.params as { documentId: string }).documentId;
-      const q = getOneQuery.validate(queryRecord(req), 'query');
       const h = ctx.engine.getIndex(uid);
       const doc = await ctx.engine.getDocument(uid, id);
       if (!doc) throw documentNotFound(id);
-      return (await withForeign(ctx, h, [await presentDocument(h, doc, q.fields, q.retrieveVectors)]))[0];
+      return (await withForeign(ctx, h, [await presentDocument(h, doc, query.fields, query.retrieveVectors)]))[0];
     },
   });
 
-  const addOrUpdate = (method: 'replace' | 'update') => async (req: FastifyRequest) => {
-    const uid = indexUidParam(req);
-    const q = addQuery.validate(queryRecord(req), 'query');
+  const addOrUpdate = (method: 'replace' | 'update') => async (req: FastifyRequest, _reply: unknown, { uid, query: q }: { uid: string; query: AddQuery }) => {
     const format = bodyFormat(req, ['json', 'ndjson', 'csv']);
     let delimiter = ',';
     if (q.csvDelimiter !== undefined) {
@@ -169,26 +155,22 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       }
       delimiter = q.csvDelimiter;
     }
-    const docs = parseDocumentsPayload(format, rawBody(req, limit), delimiter);
+    const docs = parseDocumentsPayload(format, rawBody(req, app.bodyLimits.payload), delimiter);
     const payload = Buffer.from(JSON.stringify(docs));
-    const task = await ctx.enqueue(
-      {
-        type: 'documentAdditionOrUpdate',
-        indexUid: uid,
-        details: { receivedDocuments: docs.length, indexedDocuments: null },
-        params: {
-          op: 'documents',
-          method,
-          primaryKey: q.primaryKey ?? null,
-          ...(q.skipCreation ? { skipCreation: true } : {}),
-          ...(requestGrant(req).mayCreateIndexes ? {} : { createIndex: false as const }),
-        },
-        payloadBytes: payload.length,
-        ...customMetadata(q),
+    const spec: TaskSpec = {
+      type: 'documentAdditionOrUpdate',
+      indexUid: uid,
+      details: { receivedDocuments: docs.length, indexedDocuments: null },
+      params: {
+        op: 'documents',
+        method,
+        primaryKey: q.primaryKey ?? null,
+        ...(q.skipCreation ? { skipCreation: true } : {}),
+        ...(requestGrant(req).mayCreateIndexes ? {} : { createIndex: false as const }),
       },
-      payload,
-    );
-    return taskSummary(task);
+      payloadBytes: payload.length,
+    };
+    return enqueueTask(ctx, spec, q, payload);
   };
 
   for (const [method, kind, summary] of [
@@ -204,6 +186,8 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       query: addQuery,
       body: s.any({ oneOf: [{ type: 'array', items: { type: 'object' } }, { type: 'object' }] }),
       bodyMediaTypes: ['application/json', 'application/x-ndjson', 'text/csv'],
+      // JSON, NDJSON or CSV, read by the handler (see parse-payload.ts).
+      read: 'raw',
       status: 202,
       handler: addOrUpdate(kind),
     });
@@ -217,18 +201,14 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.delete',
     query: writeQuery,
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = writeQuery.validate(queryRecord(req), 'query');
+    handler: async (req, _reply, { uid, query }) => {
       const id = (req.params as { documentId: string }).documentId;
-      const task = await ctx.enqueue({
+      return enqueueTask(ctx, {
         type: 'documentDeletion',
         indexUid: uid,
         details: { providedIds: 1, deletedDocuments: null, originalFilter: null },
         params: { op: 'deleteIds', ids: [id] },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      }, query);
     },
   });
 
@@ -240,11 +220,9 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.delete',
     query: writeQuery,
     body: deleteBatchBody,
+    largeBody: true,
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const raw = deleteBatchBody.parse(jsonBody(req, limit), { path: '', code: 'bad_request', mode: 'json' });
+    handler: async (_req, _reply, { uid, query, body: raw }) => {
       if (raw.length > MAX_DELETE_BATCH_IDS) {
         throw new ApiError(
           'bad_request',
@@ -259,14 +237,12 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
           `Invalid value type at \`[${i}]\`: expected a string or an integer, but found ${JSON.stringify(v)}`,
         );
       });
-      const task = await ctx.enqueue({
+      return enqueueTask(ctx, {
         type: 'documentDeletion',
         indexUid: uid,
         details: { providedIds: ids.length, deletedDocuments: null, originalFilter: null },
         params: { op: 'deleteIds', ids },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      }, query);
     },
   });
 
@@ -279,20 +255,15 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: writeQuery,
     body: deleteByFilterBody,
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const body = deleteByFilterBody.validate(jsonBody(req, jsonLimit), 'json');
+    handler: async (_req, _reply, { uid, query, body }) => {
       const f = body.filter;
-      parseRequiredFilter(f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
-      const task = await ctx.enqueue({
+      parseRequiredFilter(f, { code: 'invalid_document_filter', ...containsFilter() });
+      return enqueueTask(ctx, {
         type: 'documentDeletion',
         indexUid: uid,
         details: { providedIds: 0, deletedDocuments: null, originalFilter: JSON.stringify(f) },
         params: { op: 'deleteFilter', filter: f },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      }, query);
     },
   });
 
@@ -306,10 +277,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: editBody,
     status: 202,
     errors: ['feature_not_enabled', 'missing_document_edition_function', 'invalid_document_edition_context', 'invalid_document_filter', 'bad_request', 'edit_documents_by_function_error'],
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const body = editBody.validate(jsonBody(req, jsonLimit), 'json');
+    handler: async (_req, _reply, { uid, query, body }) => {
       ctx.features.check('editDocumentsByFunction', 'Using the documents edit route');
       const script = compileEdition(body.function);
       const f = body.filter ?? null;
@@ -326,14 +294,16 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
         const sample = (await ctx.engine.readDocs(ctx.engine.store, h, ids)).filter((d): d is Doc => d !== null);
         previewEdition(script, sample, context ? fromJson(context) : undefined, h.meta.primaryKey);
       }
-      const task = await ctx.enqueue({
-        type: 'documentEdition',
-        indexUid: uid,
-        details: { deletedDocuments: null, editedDocuments: null, originalFilter: f === null ? null : JSON.stringify(f), context, function: body.function },
-        params: { op: 'edit', function: body.function, filter: f, context },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      return enqueueTask(
+        ctx,
+        {
+          type: 'documentEdition',
+          indexUid: uid,
+          details: { deletedDocuments: null, editedDocuments: null, originalFilter: f === null ? null : JSON.stringify(f), context, function: body.function },
+          params: { op: 'edit', function: body.function, filter: f, context },
+        },
+        query,
+      );
     },
   });
 
@@ -345,8 +315,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.delete',
     query: writeQuery,
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
+    handler: async (req, _reply, { uid, query }) => {
       // Trailing slashes are ignored elsewhere, but here `documents/` is what deleting one document
       // with an empty id produces (`/documents/${id}`): it must not read as "delete them all".
       if (req.url.split('?')[0]!.endsWith('/')) {
@@ -355,15 +324,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
           'The document identifier is missing from the path. `DELETE /indexes/{indexUid}/documents/{documentId}` deletes one document; `DELETE /indexes/{indexUid}/documents`, without a trailing slash, deletes every document of the index.',
         );
       }
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const task = await ctx.enqueue({
-        type: 'documentDeletion',
-        indexUid: uid,
-        details: { deletedDocuments: null },
-        params: { op: 'clear' },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      return enqueueTask(ctx, { type: 'documentDeletion', indexUid: uid, details: { deletedDocuments: null }, params: { op: 'clear' } }, query);
     },
   });
 }

@@ -1,11 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { withSearchRules } from '../../auth/request-auth.js';
 import { answerFacetSearch } from '../../engine/search/facet-search-query.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
-import { indexUidParam } from './params.js';
 import { searchFields } from './search-params.js';
 
 const facetSearchBody = s.object({
@@ -33,9 +31,7 @@ export function facetSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'search',
     body: facetSearchBody,
     status: 200,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const body = facetSearchBody.validate(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit), 'json');
+    handler: async (req, _reply, { uid, body }) => {
       const filter = withSearchRules(req, uid, body.filter ?? null);
       return answerFacetSearch(ctx.engine, uid, { ...body, filter }, { containsFilter: ctx.features.isEnabled('containsFilter') });
     },

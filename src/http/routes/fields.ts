@@ -2,11 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { IndexHandle } from '../../engine/indexes/index-handle.js';
 import { searchStateOf } from '../../engine/fulltext/fulltext-index.js';
 import { fieldMetadata, fieldPasses, withParents, type FieldFilter } from '../../engine/settings/field-metadata.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
+import { route } from '../route.js';
 import { s } from '../schema.js';
-import { indexUidParam } from './params.js';
 
 const pageQuery = s.object({
   offset: s.field(s.uint(), 'invalid_index_offset'),
@@ -58,11 +56,7 @@ export function fieldRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: listBody,
     status: 200,
     errors: ['index_not_found', 'invalid_index_fields_filter'],
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const body = listBody.validate(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit), 'json');
-      return listFields(ctx.engine.getIndex(uid), body);
-    },
+    handler: async (_req, _reply, { uid, body }) => listFields(ctx.engine.getIndex(uid), body),
   });
 
   route(app, {
@@ -74,10 +68,6 @@ export function fieldRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: pageQuery,
     status: 200,
     errors: ['index_not_found'],
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = pageQuery.validate(queryRecord(req), 'query');
-      return listFields(ctx.engine.getIndex(uid), q);
-    },
+    handler: async (_req, _reply, { uid, query }) => listFields(ctx.engine.getIndex(uid), query),
   });
 }

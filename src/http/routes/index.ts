@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
+import { prepareRoutes } from '../route.js';
 import { rootRoutes } from './root.js';
 import { indexRoutes } from './indexes.js';
 import { documentRoutes } from './documents.js';
@@ -23,7 +24,9 @@ import { searchRuleRoutes } from './search-rules.js';
 import { chatRoutes } from './chats.js';
 import { networkRoutes } from './network.js';
 
+/** Every route of the API, on `app` (which records their descriptions for the OpenAPI document). */
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  prepareRoutes(app, { payload: ctx.options.httpPayloadSizeLimit, json: ctx.options.httpJsonPayloadSizeLimit });
   rootRoutes(app, ctx);
   indexRoutes(app, ctx);
   documentRoutes(app, ctx);

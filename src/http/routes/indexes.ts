@@ -2,16 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { assertIndexAuthorized, indexVisibility } from '../../auth/request-auth.js';
 import { ApiError } from '../../errors/api-error.js';
 import { assertIndexUid } from '../../engine/indexes/index-uid.js';
-import { taskSummary } from '../../tasks/task.js';
 import { rfc3339 } from '../../util/time.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
+import { route } from '../route.js';
 import { s } from '../schema.js';
-import { customMetadata, indexUidParam, pageQuery, writeQuery } from './params.js';
+import { enqueueTask, pageQuery, writeQuery } from './params.js';
 import { embeddingCounts } from '../../engine/vector/semantic-search.js';
-
-
 
 const uidSchema = s.custom((v, ctx) => {
   if (typeof v !== 'string') {
@@ -70,8 +66,6 @@ export async function indexStats(ctx: AppContext, uid: string): Promise<Record<s
 }
 
 export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
-
   route(app, {
     method: 'GET',
     url: '/indexes',
@@ -80,8 +74,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'indexes.get',
     query: pageQuery,
     status: 200,
-    handler: async (req) => {
-      const q = pageQuery.validate(queryRecord(req), 'query');
+    handler: async (req, _reply, { query: q }) => {
       const offset = q.offset ?? 0;
       const lim = q.limit ?? 20;
       const visible = indexVisibility(req);
@@ -104,19 +97,10 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: writeQuery,
     body: createBody,
     status: 202,
-    handler: async (req) => {
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const body = createBody.validate(jsonBody(req, limit), 'json');
+    handler: async (req, _reply, { query, body }) => {
       assertIndexAuthorized(req, body.uid);
       const primaryKey = body.primaryKey ?? null;
-      const task = await ctx.enqueue({
-        type: 'indexCreation',
-        indexUid: body.uid,
-        details: { primaryKey },
-        params: { op: 'createIndex', primaryKey },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      return enqueueTask(ctx, { type: 'indexCreation', indexUid: body.uid, details: { primaryKey }, params: { op: 'createIndex', primaryKey } }, query);
     },
   });
 
@@ -127,7 +111,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Indexes'],
     action: 'indexes.get',
     status: 200,
-    handler: async (req) => indexView(ctx, indexUidParam(req)),
+    handler: async (_req, _reply, { uid }) => indexView(ctx, uid),
   });
 
   route(app, {
@@ -139,24 +123,14 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: writeQuery,
     body: updateBody,
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const body = updateBody.validate(jsonBody(req, limit), 'json');
+    handler: async (req, _reply, { uid, query, body }) => {
       if (body.uid !== undefined) assertIndexAuthorized(req, body.uid);
       const details: Record<string, unknown> = { primaryKey: body.primaryKey ?? null };
       if (body.uid !== undefined && body.uid !== uid) {
         details['oldIndexUid'] = uid;
         details['newIndexUid'] = body.uid;
       }
-      const task = await ctx.enqueue({
-        type: 'indexUpdate',
-        indexUid: uid,
-        details,
-        params: { op: 'updateIndex', primaryKey: body.primaryKey, newUid: body.uid ?? null },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      return enqueueTask(ctx, { type: 'indexUpdate', indexUid: uid, details, params: { op: 'updateIndex', primaryKey: body.primaryKey, newUid: body.uid ?? null } }, query);
     },
   });
 
@@ -168,18 +142,8 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'indexes.delete',
     query: writeQuery,
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const task = await ctx.enqueue({
-        type: 'indexDeletion',
-        indexUid: uid,
-        details: { deletedDocuments: null },
-        params: { op: 'deleteIndex' },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
-    },
+    handler: async (_req, _reply, { uid, query }) =>
+      enqueueTask(ctx, { type: 'indexDeletion', indexUid: uid, details: { deletedDocuments: null }, params: { op: 'deleteIndex' } }, query),
   });
 
   route(app, {
@@ -189,7 +153,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Stats'],
     action: 'stats.get',
     status: 200,
-    handler: async (req) => indexStats(ctx, indexUidParam(req)),
+    handler: async (_req, _reply, { uid }) => indexStats(ctx, uid),
   });
 
   route(app, {
@@ -200,11 +164,9 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'indexes.swap',
     query: writeQuery,
     body: swapBody,
+    bodyCode: 'invalid_swap_indexes',
     status: 202,
-    handler: async (req) => {
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const raw = jsonBody(req, limit);
-      const swaps = swapBody.parse(raw, { path: '', code: 'invalid_swap_indexes', mode: 'json' });
+    handler: async (req, _reply, { query, body: swaps }) => {
       const seen = new Set<string>();
       const out: { indexes: [string, string]; rename: boolean }[] = [];
       swaps.forEach((sw, i) => {
@@ -227,14 +189,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
         }
         out.push({ indexes: [sw.indexes[0]!, sw.indexes[1]!], rename: sw.rename ?? false });
       });
-      const task = await ctx.enqueue({
-        type: 'indexSwap',
-        indexUid: null,
-        details: { swaps: out },
-        params: { op: 'swap', swaps: out },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      return enqueueTask(ctx, { type: 'indexSwap', indexUid: null, details: { swaps: out }, params: { op: 'swap', swaps: out } }, query);
     },
   });
 }

@@ -2,7 +2,6 @@ import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { LogTargetError, LogTargets, type LogListener } from '../../util/log-hub.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route, sendOpenStream } from '../route.js';
 import { s, valueError, type Ctx } from '../schema.js';
@@ -31,7 +30,6 @@ const stderrBody = s.object({ target: s.field(targetSchema, 'bad_request') });
 const MODE_NAMES = { human: 'Human', json: 'Json', profile: 'Profile' } as const;
 
 export function logRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
   const check = () => ctx.features.check('logsRoute', 'Modifying logs through the `/logs/*` routes');
 
   route(app, {
@@ -45,8 +43,7 @@ export function logRoutes(app: FastifyInstance, ctx: AppContext): void {
     responseMediaType: 'text/plain',
     streaming: true,
     errors: ['feature_not_enabled', 'bad_request'],
-    handler: async (req, reply) => {
-      const body = streamBody.validate(jsonBody(req, limit), 'json');
+    handler: async (_req, reply, { body }) => {
       const mode = body.mode ?? 'human';
       if (body.profileMemory && mode !== 'profile') {
         throw valueError({ path: '', code: 'bad_request', mode: 'json' }, `\`profile_memory\` can only be used while profiling code and is not compatible with the ${MODE_NAMES[mode]} mode.`);
@@ -95,8 +92,7 @@ export function logRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: stderrBody,
     status: 204,
     errors: ['feature_not_enabled', 'bad_request'],
-    handler: async (req, reply) => {
-      const body = stderrBody.validate(jsonBody(req, limit), 'json');
+    handler: async (_req, reply, { body }) => {
       check();
       ctx.logs.setConsole(body.target ?? LogTargets.level('info'));
       return reply.status(204).send();

@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { PROXY_SEARCH_HEADER, SEARCH_DEADLINE_MS, remoteHits, searchRemotes } from '../../network/remote-search.js';
-import type { Remote } from '../../network/network.js';
+import type { Remote } from '../../engine/network/network.js';
 import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, valueError } from '../schema.js';
@@ -131,7 +130,6 @@ async function federatedOverNetwork(
 }
 
 export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
   route(app, {
     method: 'POST',
     url: '/multi-search',
@@ -141,8 +139,7 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: multiSearchBody,
     status: 200,
     response: '{ results } or, with `federation`, one merged list of hits',
-    handler: async (req) => {
-      const body = multiSearchBody.validate(jsonBody(req, limit), 'json');
+    handler: async (req, _reply, { body }) => {
       // Each query is held to the key's indexes and to the tenant token's rule for its index.
       body.queries.forEach((item, i) => {
         assertQueryIndexAuthorized(req, item.indexUid, i);

@@ -1,12 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
-import { mergeNetwork, NetworkStore, type NetworkOp, type NetworkPatch } from '../../network/network.js';
-import { taskSummary } from '../../tasks/task.js';
+import { mergeNetwork, NetworkStore, type NetworkOp, type NetworkPatch } from '../../engine/network/network.js';
 import { uuidv7 } from '../../util/uuid.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
+import { enqueueTask } from './params.js';
 
 const key = s.string().nullable();
 const names = s.array(s.string()).nullable();
@@ -56,7 +55,6 @@ const networkSchema = {
 };
 
 export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
   const check = () => ctx.features.check('network', 'Using the /network route');
 
   route(app, {
@@ -99,8 +97,7 @@ export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
       'unexpected_network_previous_remotes',
       'unprocessed_network_task',
     ],
-    handler: async (req, reply) => {
-      const body = networkBody.validate(jsonBody(req, limit), 'json');
+    handler: async (_req, reply, { body }) => {
       check();
       for (const reserved of ['previousRemotes', 'previousShards'] as const) {
         if (body[reserved] !== undefined) {
@@ -123,13 +120,13 @@ export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
           `A network topology change is already waiting to be processed (task ${pending.uid}). Cancel it or let it finish before sending another network change.`,
         );
       }
-      const task = await ctx.enqueue({
+      const summary = await enqueueTask(ctx, {
         type: 'networkTopologyChange',
         indexUid: null,
         details: { movedDocuments: 0, message: 'processing tasks for previous network versions' },
         params: { op: 'network', network: merged },
       });
-      return reply.status(202).send(taskSummary(task));
+      return reply.status(202).send(summary);
     },
   });
 }

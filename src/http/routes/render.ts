@@ -3,7 +3,6 @@ import { assertIndexAuthorized } from '../../auth/request-auth.js';
 import type { ErrorCode } from '../../errors/api-error.js';
 import { isValidIndexUid, invalidIndexUidMessage } from '../../engine/indexes/index-uid.js';
 import { INPUT_KINDS, renderTemplate, TEMPLATE_KINDS } from '../../engine/render-template.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, typeError, valueError } from '../schema.js';
@@ -59,8 +58,7 @@ export function renderRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 200,
     responseSchema: { type: 'object', properties: { template: {}, rendered: {} }, required: ['template', 'rendered'] },
     errors: ['feature_not_enabled', 'invalid_render_template', 'invalid_render_input', 'render_document_not_found', 'template_parsing_error', 'template_rendering_error'],
-    handler: async (req) => {
-      const body = renderBody.validate(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit), 'json');
+    handler: async (req, _reply, { body }) => {
       ctx.features.check('renderRoute', 'calling the /render-template route');
       return renderTemplate(
         {

@@ -3,12 +3,10 @@ import { ApiError, type ErrorCode } from '../../errors/api-error.js';
 import { normalizeDocumentId } from '../../engine/documents/primary-key.js';
 import { invalidIndexUidMessage, isValidIndexUid } from '../../engine/indexes/index-uid.js';
 import { ruleNotFound, ruleView, type PinAction, type RuleConditions, type SearchRule } from '../../engine/search-rules/rules.js';
-import { taskSummary } from '../../tasks/task.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
+import { route } from '../route.js';
 import { s, typeError, valueError, type Ctx } from '../schema.js';
-import { customMetadata, writeQuery } from './params.js';
+import { enqueueTask, writeQuery } from './params.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 
@@ -130,7 +128,6 @@ function mentions(rule: SearchRule, query: string): boolean {
 }
 
 export function searchRuleRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
   const check = () => ctx.features.check('dynamicSearchRules', 'Using the `/dynamic-search-rules` routes');
   const tags = ['Dynamic search rules'];
 
@@ -143,8 +140,7 @@ export function searchRuleRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: listBody,
     status: 200,
     errors: ['feature_not_enabled'],
-    handler: async (req) => {
-      const body = listBody.validate(jsonBody(req, limit), 'json');
+    handler: async (_req, _reply, { body }) => {
       check();
       const offset = body.offset ?? 0;
       const take = body.limit ?? 20;
@@ -165,11 +161,9 @@ export function searchRuleRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: writeQuery,
     status: 202,
     errors: ['feature_not_enabled'],
-    handler: async (req) => {
-      const q = writeQuery.validate(queryRecord(req), 'query');
+    handler: async (_req, _reply, { query }) => {
       check();
-      const task = await ctx.enqueue({ type: 'dsrClear', indexUid: null, details: { deletedRules: null }, params: { op: 'dsrClear' }, ...customMetadata(q) });
-      return taskSummary(task);
+      return enqueueTask(ctx, { type: 'dsrClear', indexUid: null, details: { deletedRules: null }, params: { op: 'dsrClear' } }, query);
     },
   });
 
@@ -201,19 +195,10 @@ export function searchRuleRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: updateBody,
     status: 202,
     errors: ['feature_not_enabled', 'invalid_dynamic_search_rule_uid', 'invalid_dynamic_search_rule_conditions', 'invalid_dynamic_search_rule_actions'],
-    handler: async (req) => {
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const body = updateBody.validate(jsonBody(req, limit), 'json');
+    handler: async (req, _reply, { query, body }) => {
       check();
       const uid = uidParam(req);
-      const task = await ctx.enqueue({
-        type: 'dsrUpdate',
-        indexUid: null,
-        details: { rule: uid, updatedRules: null },
-        params: { op: 'dsrUpdate', uid, update: body },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      return enqueueTask(ctx, { type: 'dsrUpdate', indexUid: null, details: { rule: uid, updatedRules: null }, params: { op: 'dsrUpdate', uid, update: body } }, query);
     },
   });
 
@@ -226,18 +211,10 @@ export function searchRuleRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: writeQuery,
     status: 202,
     errors: ['feature_not_enabled', 'invalid_dynamic_search_rule_uid'],
-    handler: async (req) => {
-      const q = writeQuery.validate(queryRecord(req), 'query');
+    handler: async (req, _reply, { query }) => {
       check();
       const uid = uidParam(req);
-      const task = await ctx.enqueue({
-        type: 'dsrUpdate',
-        indexUid: null,
-        details: { rule: uid, deletedRules: null },
-        params: { op: 'dsrDelete', uid },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      return enqueueTask(ctx, { type: 'dsrUpdate', indexUid: null, details: { rule: uid, deletedRules: null }, params: { op: 'dsrDelete', uid } }, query);
     },
   });
 }

@@ -3,10 +3,9 @@ import { ApiError } from '../../errors/api-error.js';
 import { withSearchRules } from '../../auth/request-auth.js';
 import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/answer-query.js';
 import type { SearchRuleStore } from '../../engine/search-rules/rules.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
-import { includeMetadata, indexUidParam } from './params.js';
+import { route } from '../route.js';
+import { includeMetadata } from './params.js';
 import { searchBody, searchQueryString, toSearchQuery } from './search-params.js';
 
 /** The dynamic search rules searches apply: none unless the `dynamicSearchRules` feature is on. */
@@ -38,8 +37,6 @@ async function search(ctx: AppContext, uid: string, q: SearchQuery, req: Fastify
 }
 
 export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
-
   route(app, {
     method: 'POST',
     url: '/indexes/:indexUid/search',
@@ -50,11 +47,7 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 200,
     response: 'hits, query, processingTimeMs, pagination fields, facets, requestUid',
     errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter'],
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const body = searchBody.validate(jsonBody(req, limit), 'json');
-      return search(ctx, uid, toSearchQuery(body), req);
-    },
+    handler: async (req, _reply, { uid, body }) => search(ctx, uid, toSearchQuery(body), req),
   });
 
   route(app, {
@@ -67,10 +60,6 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 200,
     response: 'same as POST',
     errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter'],
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const params = searchQueryString.validate(queryRecord(req), 'query');
-      return search(ctx, uid, toSearchQuery(params), req);
-    },
+    handler: async (req, _reply, { uid, query }) => search(ctx, uid, toSearchQuery(query), req),
   });
 }

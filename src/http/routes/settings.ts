@@ -12,13 +12,11 @@ import {
   type SettingsPatch,
 } from '../../engine/settings/patch.js';
 import { settingsView, settingView } from '../../engine/settings/settings.js';
-import { isFinished, taskSummary } from '../../tasks/task.js';
-import { jsonBody } from '../body.js';
+import { isFinished } from '../../tasks/task.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
+import { route } from '../route.js';
 import { s } from '../schema.js';
-import { customMetadata, indexUidParam, writeQuery } from './params.js';
-
+import { enqueueTask, writeQuery } from './params.js';
 
 /**
  * What the settings checks know of the index: the experimental features, and each embedder as
@@ -60,13 +58,11 @@ function jsonValue(reply: FastifyReply, value: unknown): unknown {
 }
 
 export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
-
   /** Checks a parsed update against the node and the index, then enqueues it. */
-  async function enqueue(req: FastifyRequest, uid: string, patch: SettingsPatch, opts: { check: boolean; replace?: boolean }) {
-    const q = writeQuery.validate(queryRecord(req), 'query');
+  async function enqueue(req: FastifyRequest, input: { uid: string; query: { customMetadata?: string } }, patch: SettingsPatch, opts: { check: boolean; replace?: boolean }) {
+    const { uid } = input;
     if (opts.check) checkSettingsPatch(patch, patchEnv(ctx, uid));
-    const task = await ctx.enqueue({
+    return enqueueTask(ctx, {
       type: 'settingsUpdate',
       indexUid: uid,
       details: settingsDetails(patch),
@@ -75,9 +71,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
         settings: storedPatch(patch, { replace: opts.replace ?? false }),
         ...(requestGrant(req).mayCreateIndexes ? {} : { createIndex: false as const }),
       },
-      ...customMetadata(q),
-    });
-    return taskSummary(task);
+    }, input.query);
   }
 
   route(app, {
@@ -88,7 +82,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'settings.get',
     status: 200,
     errors: ['index_not_found'],
-    handler: async (req) => settingsView(ctx.engine.getIndex(indexUidParam(req)).meta.settings, { foreignKeys: ctx.features.isEnabled('foreignKeys') }),
+    handler: async (_req, _reply, { uid }) => settingsView(ctx.engine.getIndex(uid).meta.settings, { foreignKeys: ctx.features.isEnabled('foreignKeys') }),
   });
 
   route(app, {
@@ -99,12 +93,11 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'settings.update',
     query: writeQuery,
     body: s.any(settingsSchema()),
+    // Checked by the settings rules, whose words are the reference's (see engine/settings/).
+    read: 'unchecked',
     status: 202,
     errors: ['bad_request', 'feature_not_enabled'],
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      return enqueue(req, uid, parseSettingsBody(jsonBody(req, limit)), { check: true });
-    },
+    handler: async (req, _reply, input) => enqueue(req, input, parseSettingsBody(input.body), { check: true }),
   });
 
   route(app, {
@@ -115,7 +108,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'settings.update',
     query: writeQuery,
     status: 202,
-    handler: async (req) => enqueue(req, indexUidParam(req), resetAllPatch(), { check: false }),
+    handler: async (req, _reply, input) => enqueue(req, input, resetAllPatch(), { check: false }),
   });
 
   for (const field of SETTING_FIELDS) singleSettingRoutes(field);
@@ -130,7 +123,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
       action: 'settings.get',
       status: 200,
       errors: ['index_not_found'],
-      handler: async (req, reply) => jsonValue(reply, settingView(ctx.engine.getIndex(indexUidParam(req)).meta.settings, field.key)),
+      handler: async (_req, reply, { uid }) => jsonValue(reply, settingView(ctx.engine.getIndex(uid).meta.settings, field.key)),
     });
 
     // `chat` is replaced by PUT (the spec's verb) and merged by PATCH (the reference's, which its clients use).
@@ -144,13 +137,11 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
         action: 'settings.update',
         query: writeQuery,
         body: s.any({ oneOf: [field.schema, { type: 'null' }] }),
+        read: 'unchecked',
         status: 202,
         errors: [field.code],
-        handler: async (req) => {
-          const uid = indexUidParam(req);
-          const patch = parseSettingBody(field.key, jsonBody(req, limit));
-          return enqueue(req, uid, patch, { check: true, replace: verb === 'PUT' && field.key === 'chat' });
-        },
+        handler: async (req, _reply, input) =>
+          enqueue(req, input, parseSettingBody(field.key, input.body), { check: true, replace: verb === 'PUT' && field.key === 'chat' }),
       });
     }
 
@@ -162,7 +153,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
       action: 'settings.update',
       query: writeQuery,
       status: 202,
-      handler: async (req) => enqueue(req, indexUidParam(req), { [field.key]: null }, { check: false }),
+      handler: async (req, _reply, input) => enqueue(req, input, { [field.key]: null }, { check: false }),
     });
   }
 }

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { parseUuid } from '../../util/uuid.js';
 import { immutableWebhook, NIL_UUID, webhookNotFound, webhookView, WebhookStore, type WebhookOp } from '../../webhooks/webhook-store.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
@@ -26,14 +25,13 @@ const webhookSchema = {
   required: ['uuid', 'isEditable', 'url', 'headers'],
 };
 
-/** The body of a create or update: `uuid` and `isEditable` are the server's, not the client's. */
-function parseBody(body: unknown) {
+/** In a create or update, `uuid` and `isEditable` are the server's, not the client's: refused before the schema's checks. */
+function rejectImmutable(body: unknown): void {
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
     const accepted = '`url`, `headers`';
     if ('uuid' in body) throw new ApiError('immutable_webhook_uuid', `Immutable field \`uuid\`: expected one of ${accepted}`);
     if ('isEditable' in body) throw new ApiError('immutable_webhook_is_editable', `Immutable field \`isEditable\`: expected one of ${accepted}`);
   }
-  return webhookBody.validate(body, 'json');
 }
 
 function uuidParam(req: FastifyRequest): string {
@@ -44,7 +42,6 @@ function uuidParam(req: FastifyRequest): string {
 }
 
 export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
   const configure = (op: WebhookOp) => ctx.configure(WebhookStore.COMMAND, op);
 
   route(app, {
@@ -65,11 +62,11 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Webhooks'],
     action: 'webhooks.create',
     body: webhookBody,
+    precheck: rejectImmutable,
     status: 201,
     responseSchema: webhookSchema,
     errors: ['invalid_webhook_url', 'invalid_webhook_headers', 'invalid_webhooks', 'immutable_webhook_uuid', 'immutable_webhook_is_editable'],
-    handler: async (req) => {
-      const body = parseBody(jsonBody(req, limit));
+    handler: async (_req, _reply, { body }) => {
       // Decided here, once, and carried in the log entry.
       const uuid = randomUUID();
       const headers = Object.fromEntries(Object.entries(body.headers ?? {}).map(([k, v]) => [k, v ?? '']));
@@ -101,12 +98,12 @@ export function webhookRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Webhooks'],
     action: 'webhooks.update',
     body: webhookBody,
+    precheck: rejectImmutable,
     status: 200,
     responseSchema: webhookSchema,
     errors: ['invalid_webhook_uuid', 'webhook_not_found', 'immutable_webhook', 'invalid_webhook_url', 'invalid_webhook_headers'],
-    handler: async (req) => {
+    handler: async (req, _reply, { body }) => {
       const uuid = uuidParam(req);
-      const body = parseBody(jsonBody(req, limit));
       if (uuid === NIL_UUID) throw immutableWebhook(uuid);
       return configure({
         op: 'update',

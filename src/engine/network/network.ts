@@ -1,7 +1,7 @@
-import { ApiError } from '../errors/api-error.js';
-import { KeySpace } from '../store/keys.js';
-import type { KvReader, WriteBatch } from '../store/kv.js';
-import type { BatchTask, ProcessedBatch } from '../engine/apply/types.js';
+import { ApiError } from '../../errors/api-error.js';
+import { KeySpace } from '../../store/keys.js';
+import type { KvReader, WriteBatch } from '../../store/kv.js';
+import type { BatchTask, ProcessedBatch } from '../apply/types.js';
 
 /**
  * The network (`/network`): the other Trine (or reference) instances this one knows by name,
