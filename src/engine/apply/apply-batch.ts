@@ -84,6 +84,8 @@ class DocState {
 }
 
 async function applyDocuments(st: DocState, p: Extract<IndexOperation, { op: 'documents' }>, docs: Doc[]): Promise<number> {
+  // No document: nothing to infer a primary key from, and nothing to do (the reference succeeds).
+  if (docs.length === 0 && p.primaryKey === null) return 0;
   if (st.primaryKey === null) {
     st.primaryKey = p.primaryKey ?? inferPrimaryKey(docs[0]);
   } else if (p.primaryKey !== null && p.primaryKey !== st.primaryKey) {
@@ -101,7 +103,7 @@ async function applyDocuments(st: DocState, p: Extract<IndexOperation, { op: 'do
     let docid = st.lookup(id);
     let doc = docs[i]!;
     if (docid === undefined) {
-      if (p.method === 'update' && p.skipCreation) continue;
+      if (p.skipCreation) continue;
       docid = st.nextDocid++;
       st.ext.set(id, docid);
     } else if (p.method === 'update') {

@@ -5,7 +5,7 @@ import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { rfc3339 } from '../../util/time.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
-import { s } from '../schema.js';
+import { refuseImmutable, s, typeError } from '../schema.js';
 import { enqueueTask, writeQuery } from './params.js';
 import { embeddingCounts } from '../../engine/vector/semantic-search.js';
 
@@ -16,10 +16,7 @@ const listQuery = s.object({
 
 const uidSchema = s.custom((v, ctx) => {
   if (typeof v !== 'string') {
-    throw new ApiError(
-      'invalid_index_uid',
-      `Invalid value type at \`${ctx.path}\`: expected a string, but found ${v === null ? 'null' : typeof v}: \`${JSON.stringify(v)}\``,
-    );
+    throw typeError({ ...ctx, code: 'invalid_index_uid' }, 'a string', v);
   }
   assertIndexUid(v, ctx.path);
   return v;
@@ -127,6 +124,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'indexes.update',
     query: writeQuery,
     body: updateBody,
+    precheck: refuseImmutable({ createdAt: 'immutable_index_created_at', updatedAt: 'immutable_index_updated_at' }, ['primaryKey', 'uid']),
     status: 202,
     handler: async (req, _reply, { uid, query, body }) => {
       if (body.uid !== undefined) assertIndexAuthorized(req, body.uid);
