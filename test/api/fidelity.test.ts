@@ -59,6 +59,18 @@ describe('documents', () => {
   });
 });
 
+describe('errors inside tasks', () => {
+  it('name the index in primary key and filter errors, as the reference does', async () => {
+    const none = await t.client.index('no-pk').addDocuments([{ title: 'x' }]).waitTask();
+    expect(none.error?.message).toMatch(/^Index `no-pk`: The primary key inference failed/);
+    await t.client.index('pk-set').addDocuments([{ id: 1 }]).waitTask();
+    const other = await t.client.index('pk-set').addDocuments([{ sku: 2 }], { primaryKey: 'sku' }).waitTask();
+    expect(other.error).toMatchObject({ code: 'index_primary_key_already_exists', message: 'Index `pk-set`: Index already has a primary key: `id`.' });
+    const update = await t.client.updateIndex('pk-set', { primaryKey: 'sku' }).waitTask();
+    expect(update.error?.message).toBe('Index `pk-set`: Index already has a primary key: `id`.');
+  });
+});
+
 describe('indexes and settings', () => {
   it('names immutable index fields with their own codes', async () => {
     await t.client.createIndex('immutable').waitTask();

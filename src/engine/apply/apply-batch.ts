@@ -21,6 +21,12 @@ function failed(details: Record<string, unknown> | null, e: unknown): TaskOutcom
   return { status: 'failed', details, error: toErrorBody(e) };
 }
 
+/** Errors about the index's primary key or a filter on it name the index, as the reference's task errors do. */
+function aboutIndex(uid: string, e: unknown): unknown {
+  if (!(e instanceof ApiError)) return e;
+  return e.code.startsWith('index_primary_key_') || e.code === 'invalid_document_filter' ? e.prefixed(`Index \`${uid}\`: `) : e;
+}
+
 function docBytes(doc: Doc): number {
   return Buffer.byteLength(JSON.stringify(doc));
 }
@@ -195,7 +201,7 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
       }
       st = work;
     } catch (e) {
-      outcomes.set(t.uid, failed(failureDetails(t), e));
+      outcomes.set(t.uid, failed(failureDetails(t), aboutIndex(uid, e)));
     }
   }
   // Like the reference, a batch that had to create its index keeps it even when every task failed.
