@@ -48,6 +48,16 @@ describe('documents', () => {
     expect(r.body).toMatchObject({ code: 'invalid_document_csv_delimiter' });
   });
 
+  it('names the position of a bad id in documents/fetch and in the ids parameter', async () => {
+    await t.client.index('ids').addDocuments([{ id: 1 }]).waitTask();
+    const body = await send('POST', '/indexes/ids/documents/fetch', JSON.stringify({ ids: [1, 'not valid!'] }));
+    expect(body.status).toBe(400);
+    expect(body.body).toMatchObject({ code: 'invalid_document_ids' });
+    expect(body.body['message']).toMatch(/^In `\.ids\[1\]`: Document identifier `"not valid!"` is invalid\./);
+    const query = await send('GET', '/indexes/ids/documents?ids=1,not%20valid!');
+    expect(query.body['message']).toMatch(/^Invalid value in parameter `ids\[1\]`: Document identifier `"not valid!"` is invalid\./);
+  });
+
   it('skips new documents with skipCreation for replacements as for updates', async () => {
     await t.client.index('skip').addDocuments([{ id: 1, a: 'x' }]).waitTask();
     for (const method of ['POST', 'PUT']) {

@@ -22,7 +22,8 @@ const idsSchema = s.custom((v, ctx) => {
     try {
       return normalizeDocumentId(id);
     } catch (e) {
-      throw new ApiError('invalid_document_ids', `Invalid value at \`${ctx.path}[${i}]\`: ${(e as Error).message}`);
+      const at = `${ctx.path}[${i}]`;
+      throw new ApiError('invalid_document_ids', ctx.mode === 'json' ? `In \`${at}\`: ${(e as Error).message}` : `Invalid value in parameter \`${at}\`: ${(e as Error).message}`);
     }
   });
 }, { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] } });
