@@ -19,6 +19,9 @@ async function main(): Promise<void> {
     throw e;
   }
   const node = await startNode(options);
+  if (options.masterKey !== null && Buffer.byteLength(options.masterKey) < 16) {
+    node.app.log.warn('The master key is shorter than 16 bytes: fine for development, refused with --env production. Pick a longer, random key for anything exposed.');
+  }
   node.app.log.info(
     { url: node.url, dbPath: options.dbPath, env: options.env, nodeId: options.nodeId },
     options.masterKey ? 'Trine is listening' : 'Trine is listening without a master key: the API is open to anyone who can reach it',

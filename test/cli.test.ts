@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parseOptions } from '../src/config/options.js';
-import { MAIN } from './helpers/node.js';
+import { rmSync } from 'node:fs';
+import { MAIN, spawnNode } from './helpers/node.js';
 
 function run(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', ...env }, timeout: 20_000 });
@@ -25,13 +26,26 @@ describe('command line', () => {
     expect(queue.out).toContain('--task-queue-limit: expected a positive number of tasks, got `0`.');
   });
 
-  it('refuses production without a master key, and short keys', () => {
+  it('refuses production without a master key, and short keys in production', () => {
     const prod = run(['--env', 'production']);
     expect(prod.code).toBe(1);
     expect(prod.out).toContain('master key');
-    const short = run(['--master-key', 'short']);
+    const short = run(['--env', 'production', '--master-key', 'short']);
     expect(short.code).toBe(1);
     expect(short.out).toContain('at least 16 bytes');
+  });
+
+  it('starts in development with a short master key, warning about it (the official clients test with `masterKey`)', async () => {
+    expect(parseOptions(['--master-key', 'masterKey'], {}).masterKey).toBe('masterKey');
+    const node = await spawnNode(['--master-key', 'masterKey', '--log-level', 'info']);
+    try {
+      const keys = await fetch(`${node.url}/keys`, { headers: { authorization: 'Bearer masterKey' } });
+      expect(keys.status).toBe(200);
+      expect(node.output()).toContain('The master key is shorter than 16 bytes');
+    } finally {
+      await node.kill();
+      rmSync(node.dir, { recursive: true, force: true });
+    }
   });
 
   it('prints every flag with --help', () => {

@@ -314,6 +314,21 @@ export class ObjectSchema<F extends Record<string, FieldDef>> extends Schema<Fie
   }
 }
 
+/**
+ * A check run before a body's schema: fields that exist on the resource but cannot be changed
+ * get their own code and say which can (the reference reports them before unknown fields).
+ */
+export function refuseImmutable(codes: Record<string, ErrorCode>, changeable: readonly string[]): (body: unknown) => void {
+  const list = changeable.map((f) => `\`${f}\``).join(', ');
+  return (body) => {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
+    for (const k of Object.keys(body)) {
+      const code = codes[k];
+      if (code) throw new ApiError(code, `Immutable field \`${k}\`: expected one of ${list}`);
+    }
+  };
+}
+
 export const s = {
   string: (check?: (v: string, ctx: Ctx) => void, extra?: JsonSchema) => new StringSchema(check, extra),
   enum: <T extends string>(values: readonly T[]) => new EnumSchema(values),

@@ -132,7 +132,6 @@ describe('tasks and batches', () => {
     await index.addDocuments(Array.from({ length: 40_000 }, (_, i) => ({ id: i })));
     const small = [];
     for (let i = 0; i < 4; i++) small.push(await index.addDocuments([{ id: 50_000 + i }]));
-    // Behind 40,000 documents: waits as long as a loaded machine needs.
     const done = await Promise.all(small.map((s) => c.tasks.waitForTask(s.taskUid, { timeout: 60_000 })));
     // Which tasks share a batch depends on timing; test/tasks/log-order.test.ts pins the rule.
     const batchUids = new Set(done.map((d) => d.batchUid));

@@ -26,6 +26,12 @@ function failed(details: Record<string, unknown> | null, e: unknown): TaskOutcom
   return { status: 'failed', details, error: toErrorBody(e) };
 }
 
+/** Errors about the index's primary key or a filter on it name the index, as the reference's task errors do. */
+function aboutIndex(uid: string, e: unknown): unknown {
+  if (!(e instanceof ApiError)) return e;
+  return e.code.startsWith('index_primary_key_') || e.code === 'invalid_document_filter' ? e.prefixed(`Index \`${uid}\`: `) : e;
+}
+
 function docBytes(doc: Doc): number {
   return Buffer.byteLength(JSON.stringify(doc));
 }
@@ -89,6 +95,8 @@ class DocState {
 }
 
 async function applyDocuments(st: DocState, p: Extract<IndexOperation, { op: 'documents' }>, docs: Doc[]): Promise<number> {
+  // No document: nothing to infer a primary key from, and nothing to do (the reference succeeds).
+  if (docs.length === 0 && p.primaryKey === null) return 0;
   if (st.primaryKey === null) {
     st.primaryKey = p.primaryKey ?? inferPrimaryKey(docs[0]);
   } else if (p.primaryKey !== null && p.primaryKey !== st.primaryKey) {
@@ -106,7 +114,7 @@ async function applyDocuments(st: DocState, p: Extract<IndexOperation, { op: 'do
     let docid = st.lookup(id);
     let doc = docs[i]!;
     if (docid === undefined) {
-      if (p.method === 'update' && p.skipCreation) continue;
+      if (p.skipCreation) continue;
       docid = st.nextDocid++;
       st.ext.set(id, docid);
     } else if (p.method === 'update') {
@@ -203,7 +211,7 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
       }
       st = work;
     } catch (e) {
-      outcomes.set(t.uid, failed(failureDetails(t), e));
+      outcomes.set(t.uid, failed(failureDetails(t), aboutIndex(uid, e)));
     }
   }
   // Like the reference, a batch that had to create its index keeps it even when every task failed.

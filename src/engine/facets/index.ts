@@ -20,7 +20,7 @@ import { sortDocids, type SortCriterion } from './sort.js';
 export { Bitmap } from './bitmap.js';
 export { facetIndexFactory, FacetIndex } from './facet-index.js';
 export type { FacetState } from './facet-state.js';
-export { checkFacetNames, type FacetsResult } from './distribution.js';
+export type { FacetsResult } from './distribution.js';
 export { checkFacetSearchable, type FacetHit } from './facet-search.js';
 export {
   checkDistinctAttribute, checkSortable, DistinctFilter, distinctCandidates, geoDistance, parseSort, parseSortExpression, rejoinGeoPoints,

@@ -8,7 +8,7 @@ import type { Doc } from '../documents/primary-key.js';
 import { projectFields } from '../documents/project.js';
 import type { Engine } from '../engine.js';
 import {
-  checkDistinctAttribute, checkFacetNames, checkSortable, facetDistribution, facetStateOf, filterMask, geoDistance, parseSort, searchSortCriterion,
+  checkDistinctAttribute, checkSortable, facetDistribution, facetStateOf, filterMask, geoDistance, parseSort, searchSortCriterion,
   type FacetsResult,
 } from '../facets/index.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
@@ -183,7 +183,6 @@ export async function runSearch(
     scoped(() => checkDistinctAttribute(distinct, settings));
   }
   const facets = q.facets ?? null;
-  if (facets) checkFacetNames(facets, settings.filterableAttributes);
   scoped(() => checkAttributesToSearchOn(state, settings, q.attributesToSearchOn ?? null));
   const filtered = allowedDocs(handle, state, q.filter, opts);
   const threshold = q.rankingScoreThreshold ?? null;
@@ -307,7 +306,7 @@ export async function performSearch(
   const total = Math.min(run.candidates, maxTotalHits);
   const out: Record<string, unknown> = { hits: run.hits, query: q.q ?? '' };
   if (run.semantic?.queryVector && q.retrieveVectors) out['queryVector'] = Array.from(run.semantic.queryVector);
-  out['processingTimeMs'] = Math.round(performance.now() - started);
+  out['processingTimeMs'] = Math.floor(performance.now() - started);
   Object.assign(out, paginationFields(w, q, total));
   if (run.facets) {
     out['facetDistribution'] = run.facets.facetDistribution;

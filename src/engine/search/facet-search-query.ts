@@ -64,5 +64,5 @@ export function answerFacetSearch(engine: Engine, uid: string, p: FacetSearchQue
   const matched = semantic ? null : queryMatches(engine, uid, p);
   if (matched) candidates = candidates.and(toBitmap(h, matched));
   const facetHits = facetSearch(h, p.facetName, p.facetQuery ?? null, candidates);
-  return { facetHits, facetQuery: p.facetQuery ?? null, processingTimeMs: Math.round(performance.now() - started) };
+  return { facetHits, facetQuery: p.facetQuery ?? null, processingTimeMs: Math.floor(performance.now() - started) };
 }

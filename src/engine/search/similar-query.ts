@@ -78,7 +78,7 @@ export async function similarDocuments(engine: Engine, uid: string, p: SimilarQu
   const body: Record<string, unknown> = {
     hits: out,
     id: p.id,
-    processingTimeMs: Math.round(performance.now() - started),
+    processingTimeMs: Math.floor(performance.now() - started),
     limit,
     offset,
     estimatedTotalHits: Math.min(total, h.meta.settings.pagination.maxTotalHits),

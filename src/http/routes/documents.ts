@@ -14,20 +14,21 @@ import type { TaskSpec } from '../../tasks/task.js';
 import { bodyFormat, rawBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
-import { s } from '../schema.js';
+import { s, typeError } from '../schema.js';
 import { enqueueTask, writeQuery } from './params.js';
 
 const fieldsSchema = s.array(s.string());
 const idsSchema = s.custom((v, ctx) => {
   const list = ctx.mode === 'query' && typeof v === 'string' ? v.split(',').map((x) => x.trim()) : v;
   if (!Array.isArray(list)) {
-    throw new ApiError('invalid_document_ids', `Invalid value type at \`${ctx.path}\`: expected an array, but found ${typeof v}: \`${JSON.stringify(v)}\``);
+    throw typeError({ ...ctx, code: 'invalid_document_ids' }, 'an array', v);
   }
   return list.map((id, i) => {
     try {
       return normalizeDocumentId(id);
     } catch (e) {
-      throw new ApiError('invalid_document_ids', `Invalid value at \`${ctx.path}[${i}]\`: ${(e as Error).message}`);
+      const at = `${ctx.path}[${i}]`;
+      throw new ApiError('invalid_document_ids', ctx.mode === 'json' ? `In \`${at}\`: ${(e as Error).message}` : `Invalid value in parameter \`${at}\`: ${(e as Error).message}`);
     }
   });
 }, { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] } });
@@ -143,7 +144,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     if (q.csvDelimiter !== undefined) {
       if (format !== 'csv') {
         throw new ApiError(
-          'invalid_content_type',
+          'invalid_document_csv_delimiter',
           'The Content-Type `' + String(req.headers['content-type']) + '` does not support the use of a csv delimiter. The csv delimiter can only be used with the Content-Type `text/csv`.',
         );
       }

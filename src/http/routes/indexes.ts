@@ -5,16 +5,13 @@ import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { rfc3339 } from '../../util/time.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
-import { s } from '../schema.js';
+import { refuseImmutable, s, typeError } from '../schema.js';
 import { enqueueTask, pageQuery, writeQuery } from './params.js';
 import { embeddingCounts } from '../../engine/vector/semantic-search.js';
 
 const uidSchema = s.custom((v, ctx) => {
   if (typeof v !== 'string') {
-    throw new ApiError(
-      'invalid_index_uid',
-      `Invalid value type at \`${ctx.path}\`: expected a string, but found ${v === null ? 'null' : typeof v}: \`${JSON.stringify(v)}\``,
-    );
+    throw typeError({ ...ctx, code: 'invalid_index_uid' }, 'a string', v);
   }
   assertIndexUid(v, ctx.path);
   return v;
@@ -122,6 +119,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'indexes.update',
     query: writeQuery,
     body: updateBody,
+    precheck: refuseImmutable({ createdAt: 'immutable_index_created_at', updatedAt: 'immutable_index_updated_at' }, ['primaryKey', 'uid']),
     status: 202,
     handler: async (req, _reply, { uid, query, body }) => {
       if (body.uid !== undefined) assertIndexAuthorized(req, body.uid);

@@ -7,7 +7,7 @@ import { ApiError, type ErrorCode } from '../../errors/api-error.js';
 import { rfc3339 } from '../../util/time.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
-import { s, typeError, valueError } from '../schema.js';
+import { refuseImmutable, s, typeError, valueError } from '../schema.js';
 
 /** `expiresAt` as the reference prints it: RFC 3339, fraction only when there is one. */
 function expiryText(ms: number): string {
@@ -113,13 +113,14 @@ const IMMUTABLE: Record<string, ErrorCode> = {
   updatedAt: 'immutable_api_key_updated_at',
 };
 
-/** PATCH takes `name` and `description` only; the other key fields get their own error code. */
+const refuseImmutableKeyField = refuseImmutable(IMMUTABLE, ['description', 'name']);
+
+/** PATCH takes `name` and `description` only; the other key fields get their own error code, in body order. */
 function checkPatchFields(body: unknown): void {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
   for (const k of Object.keys(body)) {
     if (k === 'name' || k === 'description') continue;
-    const code = IMMUTABLE[k];
-    if (code) throw new ApiError(code, `Immutable field \`${k}\`: expected one of \`description\`, \`name\``);
+    refuseImmutableKeyField({ [k]: null });
     throw new ApiError('bad_request', `Unknown field \`${k}\`: expected one of \`description\`, \`name\``);
   }
 }

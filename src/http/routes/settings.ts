@@ -59,7 +59,12 @@ function jsonValue(reply: FastifyReply, value: unknown): unknown {
 
 export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
   /** Checks a parsed update against the node and the index, then enqueues it. */
-  async function enqueue(req: FastifyRequest, input: { uid: string; query: { customMetadata?: string } }, patch: SettingsPatch, opts: { check: boolean; replace?: boolean }) {
+  async function enqueue(
+    req: FastifyRequest,
+    input: { uid: string; query: { customMetadata?: string } },
+    patch: SettingsPatch,
+    opts: { check: boolean; replace?: boolean; reset?: boolean },
+  ) {
     const { uid } = input;
     if (opts.check) checkSettingsPatch(patch, patchEnv(ctx, uid));
     return enqueueTask(ctx, {
@@ -69,7 +74,9 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
       params: {
         op: 'settings',
         settings: storedPatch(patch, { replace: opts.replace ?? false }),
-        ...(requestGrant(req).mayCreateIndexes ? {} : { createIndex: false as const }),
+        // Resetting the settings of an index that does not exist fails (index_not_found), as in
+        // the reference; an update creates it, if the requester may create indexes.
+        ...(requestGrant(req).mayCreateIndexes && !opts.reset ? {} : { createIndex: false as const }),
       },
     }, input.query);
   }
@@ -108,7 +115,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'settings.update',
     query: writeQuery,
     status: 202,
-    handler: async (req, _reply, input) => enqueue(req, input, resetAllPatch(), { check: false }),
+    handler: async (req, _reply, input) => enqueue(req, input, resetAllPatch(), { check: false, reset: true }),
   });
 
   for (const field of SETTING_FIELDS) singleSettingRoutes(field);
@@ -153,7 +160,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
       action: 'settings.update',
       query: writeQuery,
       status: 202,
-      handler: async (req, _reply, input) => enqueue(req, input, { [field.key]: null }, { check: false }),
+      handler: async (req, _reply, input) => enqueue(req, input, { [field.key]: null }, { check: false, reset: true }),
     });
   }
 }

@@ -5,7 +5,7 @@ import { parseUuid } from '../../util/uuid.js';
 import { immutableWebhook, NIL_UUID, webhookNotFound, webhookView, WebhookStore, type WebhookOp } from '../../webhooks/webhook-store.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
-import { s } from '../schema.js';
+import { refuseImmutable, s } from '../schema.js';
 
 const headersSchema = s.record(s.string().nullable());
 
@@ -26,13 +26,7 @@ const webhookSchema = {
 };
 
 /** In a create or update, `uuid` and `isEditable` are the server's, not the client's: refused before the schema's checks. */
-function rejectImmutable(body: unknown): void {
-  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
-    const accepted = '`url`, `headers`';
-    if ('uuid' in body) throw new ApiError('immutable_webhook_uuid', `Immutable field \`uuid\`: expected one of ${accepted}`);
-    if ('isEditable' in body) throw new ApiError('immutable_webhook_is_editable', `Immutable field \`isEditable\`: expected one of ${accepted}`);
-  }
-}
+const rejectImmutable = refuseImmutable({ uuid: 'immutable_webhook_uuid', isEditable: 'immutable_webhook_is_editable' }, ['url', 'headers']);
 
 function uuidParam(req: FastifyRequest): string {
   const raw = (req.params as { uuid: string }).uuid;
