@@ -79,8 +79,8 @@ describe('dumps', () => {
       })
       .waitTask();
     await c.index('movies').addDocuments(dataset('movies')).waitTask();
-    // No field to infer a primary key from: this one fails, and a failed task must survive the round trip too.
-    const failed = await c.index('products').addDocuments([{ title: 'no identifier at all' }]).waitTask();
+    // An invalid document id fails this one, and a failed task must survive the round trip too.
+    const failed = await c.index('products').addDocuments([{ id: 'not valid!' }], { primaryKey: 'id' }).waitTask();
     expect(failed.status).toBe('failed');
     await c.index('products').addDocuments(dataset('products'), { primaryKey: 'id' }).waitTask();
     await c.index('products').updateSettings({ sortableAttributes: ['id'], displayedAttributes: ['id', 'description', 'brand'] }).waitTask();
