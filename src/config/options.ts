@@ -25,6 +25,10 @@ export interface Options {
   join: string | null;
   /** PEM files for node-to-node TLS (all three or none). */
   raftTls: { cert: string; key: string; ca: string } | null;
+  /** HTTPS for the API (`--ssl-*`); null: plain HTTP. */
+  ssl: SslOptions | null;
+  /** How log lines are written to standard output. */
+  logsMode: 'human' | 'json';
   /** Applied entries between two snapshots of the Raft log. */
   raftSnapshotThreshold: number;
   /** How long a write may wait for a leader and a quorum before failing with `no_leader`. */
@@ -60,6 +64,16 @@ interface FlagDef {
   default?: string;
 }
 
+export interface SslOptions {
+  certPath: string;
+  keyPath: string;
+  /** CA for client certificates. */
+  authPath: string | null;
+  requireAuth: boolean;
+  resumption: boolean;
+  tickets: boolean;
+}
+
 /** Every flag; the README's table is written from this list. */
 export const FLAGS: FlagDef[] = [
   { name: 'db-path', help: 'Directory of the node\'s database', default: './data' },
@@ -69,6 +83,13 @@ export const FLAGS: FlagDef[] = [
   { name: 'http-payload-size-limit', help: 'Largest accepted request body, e.g. "100 MB"', default: '100 MB' },
   { name: 'http-json-payload-size-limit', help: 'Largest JSON body of the routes that are not document uploads (search, settings, ...), at most the payload limit', default: '2 MiB' },
   { name: 'log-level', help: 'off, error, warn, info, debug or trace', default: 'info' },
+  { name: 'experimental-logs-mode', help: 'human (readable lines) or json (one JSON object a line); default human in development, json in production' },
+  { name: 'ssl-cert-path', help: 'PEM certificate (chain) to serve the API over HTTPS (with --ssl-key-path)' },
+  { name: 'ssl-key-path', help: 'PEM private key of --ssl-cert-path' },
+  { name: 'ssl-auth-path', help: 'PEM CA bundle: clients presenting a certificate must present one it signed' },
+  { name: 'ssl-require-auth', help: 'Refuse clients without a certificate signed by --ssl-auth-path', bare: true },
+  { name: 'ssl-resumption', help: 'Let clients resume TLS sessions (session ids)', bare: true },
+  { name: 'ssl-tickets', help: 'Let clients resume TLS sessions with session tickets', bare: true },
   { name: 'node-id', help: 'Stable id of this node in a cluster', default: 'n1' },
   { name: 'raft-addr', help: 'Address for node-to-node gRPC traffic (host:port); cluster mode only' },
   { name: 'peers', help: 'Cluster members as id=host:port,id=host:port (this node included); none = single node' },
@@ -224,6 +245,26 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     if (v === 'true') return true;
     throw new OptionsError(`--${name}: expected true or false, got \`${v}\`.`);
   };
+  const certPath = get('ssl-cert-path') ?? null;
+  const keyPath = get('ssl-key-path') ?? null;
+  if ((certPath === null) !== (keyPath === null)) {
+    throw new OptionsError('--ssl-cert-path and --ssl-key-path go together: give both to serve HTTPS, or neither.');
+  }
+  const authPath = get('ssl-auth-path') ?? null;
+  const sslOnly = ['ssl-auth-path', 'ssl-require-auth', 'ssl-resumption', 'ssl-tickets'].filter((n) => raw.has(n));
+  if (certPath === null && sslOnly.length > 0) {
+    throw new OptionsError(`--${sslOnly[0]} needs --ssl-cert-path and --ssl-key-path: it configures the API's HTTPS.`);
+  }
+  if (flag('ssl-require-auth') && authPath === null) {
+    throw new OptionsError('--ssl-require-auth needs --ssl-auth-path: the CA that client certificates must be signed by.');
+  }
+  const ssl: SslOptions | null = certPath === null || keyPath === null
+    ? null
+    : { certPath, keyPath, authPath, requireAuth: flag('ssl-require-auth'), resumption: flag('ssl-resumption'), tickets: flag('ssl-tickets') };
+  const logsMode = get('experimental-logs-mode') ?? (envName === 'production' ? 'json' : 'human');
+  if (logsMode !== 'human' && logsMode !== 'json') {
+    throw new OptionsError(`--experimental-logs-mode: expected human or json, got \`${logsMode}\`.`);
+  }
   const importDump = get('import-dump') ?? null;
   const importSnapshot = get('import-snapshot') ?? null;
   if (importDump !== null && importSnapshot !== null) {
@@ -264,6 +305,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     clusterSecret: get('cluster-secret') ?? null,
     join,
     raftTls: tlsSet === 3 ? { cert: tlsParts[0]!, key: tlsParts[1]!, ca: tlsParts[2]! } : null,
+    ssl,
+    logsMode,
     raftSnapshotThreshold: Number(thresholdText),
     writeTimeoutMs: parseDuration('write-timeout', get('write-timeout')!),
     taskQueueLimit: Number(queueLimitText),

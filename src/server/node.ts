@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Options } from '../config/options.js';
 import { Engine } from '../engine/engine.js';
 import { buildApp } from '../http/app.js';
+import { httpsServerOptions } from '../http/https.js';
 import type { AppContext } from '../http/context.js';
 import { RaftReplicator } from '../replication/raft-replicator.js';
 import { EmbeddingExchange } from '../replication/embedding-exchange.js';
@@ -47,8 +48,10 @@ export interface NodeDeps {
 
 /** Builds a node from the pieces: store, engine, task queue, log, executor, HTTP API. */
 export async function startNode(options: Options, deps: NodeDeps = {}): Promise<RunningNode> {
+  // Unreadable certificate files stop the start before the database is opened.
+  const https = options.ssl ? httpsServerOptions(options.ssl) : undefined;
   // --import-dump / --import-snapshot build the database before it is opened.
-  await importAtStart(options, startupLogger(options.logLevel, deps.logStream));
+  await importAtStart(options, startupLogger(options.logLevel, deps.logStream, options.logsMode));
   const store = await RocksStore.open(options.dbPath);
   // Embeddings for indexing come through the log (see docs/vector-search.md).
   const embeddings = new EmbeddingExchange();
@@ -163,7 +166,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   executor.on('idle', () => scheduler?.poke());
 
   // Every line goes through the hub: standard output (or the given stream) and `/logs/stream`.
-  const logs = new LogHub(deps.logStream ?? process.stdout, LogTargets.level(options.logLevel));
+  const logs = new LogHub(deps.logStream ?? process.stdout, LogTargets.level(options.logLevel), options.logsMode);
   const ctx: AppContext = {
     options,
     engine,
@@ -208,7 +211,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     },
   };
 
-  app = await buildApp(ctx, { logStream: logs });
+  app = await buildApp(ctx, { logStream: logs, ...(https ? { https } : {}) });
   logs.setLevel = (level) => {
     app!.log.level = level;
   };
@@ -243,7 +246,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   return {
     app,
     ctx,
-    url: `http://${host}:${port}`,
+    url: `${options.ssl ? 'https' : 'http'}://${host}:${port}`,
     async close() {
       closing = true;
       stopSnapshots();
