@@ -1,3 +1,5 @@
+import { join as pathJoin } from 'node:path';
+import { DEFAULT_HUB_ENDPOINT } from '../engine/vector/hub-model/hub-cache.js';
 import { parseByteSize } from './byte-size.js';
 
 export type Env = 'development' | 'production';
@@ -40,6 +42,12 @@ export interface Options {
   ignoreSnapshotIfDbExists: boolean;
   /** Seconds between two scheduled snapshots; null when none are scheduled. */
   scheduleSnapshot: number | null;
+  /** Cache of models fetched from the model hub for `hubModel` embedders. */
+  hubModelsDir: string;
+  /** The model hub's address (or an offline mirror's). */
+  hubEndpoint: string;
+  /** Token sent to the hub for gated or private models (`HF_TOKEN`). */
+  hubToken: string | null;
 }
 
 export class OptionsError extends Error {}
@@ -82,6 +90,8 @@ export const FLAGS: FlagDef[] = [
   { name: 'ignore-missing-snapshot', help: 'Start normally when the --import-snapshot file does not exist', bare: true },
   { name: 'ignore-snapshot-if-db-exists', help: 'Start with the existing database and ignore --import-snapshot', bare: true },
   { name: 'schedule-snapshot', help: 'Take a snapshot every N seconds (the flag alone: every 86400 s)', optional: '86400' },
+  { name: 'hub-models-dir', help: 'Cache of models downloaded from the model hub for hubModel embedders (default: <db-path>/hub-models)' },
+  { name: 'hub-endpoint', help: 'Model hub (or mirror) that hubModel embedders download from (default: HF_ENDPOINT, else https://huggingface.co)' },
 ];
 
 export function envVarName(flag: string): string {
@@ -228,6 +238,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (scheduleText !== undefined && (!/^\d+$/.test(scheduleText) || Number(scheduleText) < 1)) {
     throw new OptionsError(`--schedule-snapshot: expected a positive number of seconds, got \`${scheduleText}\`.`);
   }
+  const hubEndpoint = (get('hub-endpoint') ?? env['HF_ENDPOINT'] ?? DEFAULT_HUB_ENDPOINT).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]/.test(hubEndpoint)) {
+    throw new OptionsError(`--hub-endpoint: expected an http:// or https:// address, got \`${hubEndpoint}\`.`);
+  }
   return {
     dbPath: get('db-path')!,
     httpAddr: parseHostPort('http-addr', get('http-addr')!),
@@ -253,5 +267,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     ignoreMissingSnapshot: flag('ignore-missing-snapshot'),
     ignoreSnapshotIfDbExists: flag('ignore-snapshot-if-db-exists'),
     scheduleSnapshot: scheduleText === undefined ? null : Number(scheduleText),
+    hubModelsDir: get('hub-models-dir') ?? pathJoin(get('db-path')!, 'hub-models'),
+    hubEndpoint,
+    hubToken: env['HF_TOKEN'] || null,
   };
 }

@@ -6,6 +6,7 @@ import { buildApp } from '../http/app.js';
 import type { AppContext } from '../http/context.js';
 import { RaftReplicator } from '../replication/raft-replicator.js';
 import { registerEmbeddingSource } from '../engine/vector/embedding-source.js';
+import { registerHubSettings } from '../engine/vector/hub-model/hub-cache.js';
 import { EmbeddingExchange } from '../engine/vector/exchange.js';
 import { Scheduler } from '../replication/scheduler.js';
 import { RocksStore } from '../store/rocks-store.js';
@@ -49,6 +50,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   // before the indexes are opened, since their vector structures look it up.
   const embeddings = new EmbeddingExchange();
   registerEmbeddingSource(store, embeddings);
+  registerHubSettings(store, { dir: options.hubModelsDir, endpoint: options.hubEndpoint, ...(options.hubToken ? { token: options.hubToken } : {}) });
   const engine = await Engine.open(store, deps.searchFactory ?? noSearchIndex);
   const queue = new TaskQueue();
   await queue.load(store);

@@ -13,6 +13,7 @@ import { buildEmbedder, type RuntimeEmbedder } from './embedders.js';
 import { decodeRecord, EmbedderState, encodeRecord, type DocVectors, type EmbedderMeta } from './embedder-state.js';
 import { embeddingSourceFor, type EmbeddingSource } from './embedding-source.js';
 import { EmbeddingExchange } from './exchange.js';
+import { hubSettingsFor } from './hub-model/hub-cache.js';
 import { DocumentPlanner, indexingKey } from './plan.js';
 
 export const VECTORS_PART = 'vectors';
@@ -82,7 +83,7 @@ export class VectorIndex implements SearchIndex {
     const json = JSON.stringify(config);
     const cached = this.runtime.get(name);
     if (cached && cached.config === json) return cached.embedder;
-    const embedder = buildEmbedder(name, config);
+    const embedder = buildEmbedder(name, config, hubSettingsFor(this.store));
     this.runtime.set(name, { config: json, embedder });
     return embedder;
   }
