@@ -1,0 +1,112 @@
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { closeModelWorkers } from '../src/engine/vector/hub-model/model-worker.js';
+import { TINY, modelFiles } from './helpers/hub-model.js';
+import { COMMIT, startHubServer, type HubServer } from './helpers/hub-server.js';
+import { startTestNode, tempDir, type TestNode } from './helpers/node.js';
+import { call, write } from './helpers/vector-api.js';
+
+let hub: HubServer;
+let cache: string;
+let t: TestNode;
+
+const repo = (model: string) => join(cache, `models--${model.replace('/', '--')}`);
+const docs = [
+  { id: 1, title: 'apple pie' },
+  { id: 2, title: 'red car' },
+];
+
+async function embedderTask(index: string, model: string, expect: 'succeeded' | 'failed', extra: Record<string, unknown> = {}) {
+  await write(t, 'PATCH', `/indexes/${index}/settings`, { embedders: { m: { source: 'huggingFace', model, documentTemplate: '{{doc.title}}', ...extra } } });
+  return write(t, 'POST', `/indexes/${index}/documents`, docs, expect);
+}
+
+beforeAll(async () => {
+  hub = await startHubServer();
+  hub.models.set('org/tiny', modelFiles(TINY));
+  hub.models.set('org/tiny-cls', modelFiles({ ...TINY, pooling: 'cls', seed: 3 }));
+  hub.models.set('org/damaged', modelFiles({ ...TINY, seed: 5 }));
+  const nopool = modelFiles({ ...TINY, seed: 6 });
+  nopool.delete('1_Pooling/config.json');
+  hub.models.set('plain', nopool);
+  cache = tempDir('trine-hub-cache-');
+  t = await startTestNode(['--hub-models-dir', cache, '--hub-endpoint', hub.url]);
+});
+afterAll(async () => {
+  await t?.close();
+  await closeModelWorkers();
+  await hub?.close();
+});
+beforeEach(() => {
+  hub.requests.length = 0;
+  hub.fault = null;
+});
+
+describe('models from the hub', () => {
+  it('downloads the model files on first use, into the cache, at the commit the hub names', async () => {
+    await embedderTask('fetched', 'org/tiny', 'succeeded');
+    expect(hub.requests).toEqual(['config.json', 'tokenizer.json', 'model.safetensors', '1_Pooling/config.json'].map((f) => `/org/tiny/resolve/main/${f}`));
+    const snapshot = join(repo('org/tiny'), 'snapshots', COMMIT);
+    for (const [file, bytes] of hub.models.get('org/tiny')!) expect(readFileSync(join(snapshot, file))).toEqual(bytes);
+    expect(readFileSync(join(repo('org/tiny'), 'refs', 'main'), 'utf8')).toBe(COMMIT);
+    const r = await call(t, 'POST', '/indexes/fetched/search', { q: 'red car', hybrid: { embedder: 'm', semanticRatio: 1 }, limit: 1 });
+    expect(r.body['hits'][0]).toMatchObject({ id: 2 });
+    // No leftovers of the download.
+    expect(readdirSync(repo('org/tiny')).sort()).toEqual(['refs', 'snapshots']);
+  });
+
+  it('reuses the cache: no request for a model already there, even with the hub gone', async () => {
+    await embedderTask('again', 'org/tiny', 'succeeded');
+    await embedderTask('by-commit', 'org/tiny', 'succeeded', { revision: COMMIT });
+    expect(hub.requests).toEqual([]);
+    // A node restarted on the same cache with an unreachable hub still embeds and searches.
+    await t.close({ keepData: true });
+    t = await startTestNode(['--hub-models-dir', cache, '--hub-endpoint', 'http://127.0.0.1:9'], t.dir);
+    const r = await call(t, 'POST', '/indexes/fetched/search', { q: 'apple pie', hybrid: { embedder: 'm', semanticRatio: 1 }, limit: 1 });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body['hits'][0]).toMatchObject({ id: 1 });
+    await write(t, 'POST', '/indexes/fetched/documents', [{ id: 3, title: 'fast car' }]);
+    await t.close({ keepData: true });
+    t = await startTestNode(['--hub-models-dir', cache, '--hub-endpoint', hub.url], t.dir);
+  });
+
+  it('goes without a pooling config the model lacks, and names a model the hub lacks', async () => {
+    await embedderTask('plain', 'plain', 'succeeded');
+    expect(hub.requests.at(-1)).toBe('/plain/resolve/main/1_Pooling/config.json');
+    const missing = await embedderTask('missing', 'org/absent', 'failed');
+    expect(missing['error']['code']).toBe('vector_embedding_error');
+    expect(missing['error']['message']).toBe(
+      'Index `missing`: While embedding documents for embedder `m`: user error: could not download `config.json` of model `org/absent` (revision `main`) from `' +
+        hub.url +
+        '/org/absent/resolve/main/config.json`: the hub answered 404 Not Found\n  - Hint: check the model id and `revision`',
+    );
+    const badRevision = await embedderTask('rev', 'org/tiny-cls', 'failed', { revision: 'v9' });
+    expect(badRevision['error']['message']).toContain('`config.json` of model `org/tiny-cls` (revision `v9`)');
+    expect(existsSync(repo('org/absent')) ? readdirSync(repo('org/absent')) : []).toEqual([]);
+  });
+
+  it.each([
+    ['cut off mid-way', 'cut', /could not download `model.safetensors` of model `org\/damaged`.*: (terminated|aborted|other side closed)/],
+    ['truncated', 'truncate', /the weights of model `org\/damaged` downloaded from .* are damaged: the file holds \d+ bytes where its header declares \d+/],
+    ['not a model', 'garbage', /the weights of model `org\/damaged` downloaded from .* are damaged: not a safetensors file/],
+  ] as const)('fails the task clearly and keeps nothing of a download %s, then succeeds once the hub is right', async (_, kind, message) => {
+    hub.fault = { file: 'model.safetensors', kind };
+    const task = await embedderTask(`damaged-${kind}`, 'org/damaged', 'failed');
+    expect(task['error']['code']).toBe('vector_embedding_error');
+    expect(task['error']['message']).toMatch(message);
+    expect(readdirSync(repo('org/damaged'))).toEqual([]);
+    // Nothing half-written was kept: the next attempt downloads everything again.
+    hub.fault = null;
+    hub.requests.length = 0;
+    await write(t, 'POST', `/indexes/damaged-${kind}/documents`, docs);
+    expect(hub.requests.filter((p) => p.endsWith('/model.safetensors'))).toEqual(['/org/damaged/resolve/main/model.safetensors']);
+    // Later cases download again: forget the good copy.
+    rmSync(repo('org/damaged'), { recursive: true, force: true });
+  });
+
+  it('refuses model ids that are not hub ids', async () => {
+    const task = await embedderTask('weird', '../escape', 'failed');
+    expect(task['error']['message']).toContain('`../escape` is not a valid model id');
+  });
+});
