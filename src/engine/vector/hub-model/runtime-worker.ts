@@ -6,7 +6,7 @@
 // padding); between two batches the worker reads its messages, so a search query waiting
 // behind a long indexing job goes next.
 
-import { availableParallelism } from 'node:os';
+import { availableParallelism, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import type * as Ort from 'onnxruntime-node';
@@ -45,7 +45,17 @@ function failure(e: unknown): { fault: EmbedError['fault']; detail: string } {
   return { fault: 'runtime', detail: `could not run model \`${init.model}\`: ${e instanceof Error ? e.message : String(e)}` };
 }
 
+/** Niceness of this thread and of the kernel threads it starts: serving goes first. */
+const BACKGROUND = 10;
+
 async function open() {
+  // On Linux the nice value is per thread and inherited by the threads a thread creates:
+  // set here, it lowers this worker and onnxruntime's pool, not the serving thread.
+  try {
+    setPriority(BACKGROUND);
+  } catch {
+    // Not permitted here: run at normal priority.
+  }
   const parts = readModel(init.dir, init.model, init.pooling);
   const bytes = writeOnnx(encoderGraph(parts.config, parts.tensors));
   parts.tensors.clear();
