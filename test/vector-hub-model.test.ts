@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Bert, firstPosition, type BertConfig } from '../src/engine/vector/hub-model/bert.js';
 import { hubModelEmbedder } from '../src/engine/vector/hub-model/hub-embedder.js';
+import { tokenizerFor } from '../src/engine/vector/hub-model/model-files.js';
 import { closeModelWorkers } from '../src/engine/vector/hub-model/model-worker.js';
 import { pool, poolingOf } from '../src/engine/vector/hub-model/pooling.js';
 import { readSafetensors, writeSafetensors } from '../src/engine/vector/hub-model/safetensors.js';
@@ -17,7 +18,7 @@ const hub = (dir: string) => ({ dir, endpoint: 'http://127.0.0.1:9' });
 function oracle(dir: string, texts: string[], pooling?: string): Float32Array[] {
   const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as BertConfig;
   const bert = new Bert(config, readSafetensors(readFileSync(join(dir, 'model.safetensors'))));
-  const tok = new WordPiece(JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')));
+  const tok = tokenizerFor(JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')));
   const mode = poolingOf(dir, pooling);
   const first = firstPosition(config);
   return texts.map((t) => {
@@ -66,6 +67,14 @@ describe('local models (hubModel)', () => {
     const tok = new WordPiece({ model: { type: 'WordPiece', vocab: Object.fromEntries(FIXED_VOCAB.map((w, i) => [w, i])) } });
     expect(tok.encode('Unaffable, RED car!', 32)).toEqual([2, 6, 7, 8, 11, 9, 10, 1, 3]);
     expect(tok.encode('apple pie apple pie', 4)).toEqual([2, 4, 5, 3]);
+  });
+
+  it('tokenizes XLM-RoBERTa models with their SentencePiece Unigram tokenizer', () => {
+    const dir = join(models, 'xlmr-mean');
+    const tok = tokenizerFor(JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')));
+    // <s> ▁un aff able , ▁red ▁car ▁w7 </s>
+    expect(tok.encode('Unaffable, red  car w7', 64)).toEqual([0, 6, 7, 8, 11, 9, 10, 14 + 7, 2]);
+    expect(tok.encode('apple pie apple pie', 4)).toEqual([0, 4, 5, 4]);
   });
 
   it('reads back the safetensors it writes, and refuses a truncated file', () => {

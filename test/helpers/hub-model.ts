@@ -30,8 +30,30 @@ export const BGE_SMALL: ModelShape = { hidden: 384, heads: 12, layers: 12, inter
 export const BGE_BASE: ModelShape = { hidden: 768, heads: 12, layers: 12, intermediate: 3072, extraWords: 30_000, maxPositions: 512 };
 export const TINY: ModelShape = { hidden: 8, heads: 2, layers: 1, intermediate: 16, maxPositions: 32 };
 
+/** XLM-RoBERTa's pieces: SentencePiece marks a word start with `▁`. */
+export const FIXED_PIECES = ['<s>', '<pad>', '</s>', '<unk>', '▁apple', '▁pie', '▁un', 'aff', 'able', '▁red', '▁car', ',', '▁fast', '▁'];
+
 export function vocabOf(shape: ModelShape): string[] {
-  return [...FIXED_VOCAB, ...Array.from({ length: shape.extraWords ?? 0 }, (_, i) => `w${i}`)];
+  const extra = Array.from({ length: shape.extraWords ?? 0 }, (_, i) => (shape.xlmRoberta ? `▁w${i}` : `w${i}`));
+  return [...(shape.xlmRoberta ? FIXED_PIECES : FIXED_VOCAB), ...extra];
+}
+
+/** A SentencePiece Unigram tokenizer as XLM-RoBERTa models ship it (without the precompiled normalizer). */
+function unigramTokenizer(vocab: string[]): unknown {
+  const special = (content: string, id: number) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+  return {
+    added_tokens: ['<s>', '<pad>', '</s>', '<unk>'].map(special),
+    normalizer: { type: 'Sequence', normalizers: [{ type: 'Lowercase' }, { type: 'Replace', pattern: { Regex: ' {2,}' }, content: ' ' }] },
+    pre_tokenizer: { type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true },
+    post_processor: {
+      type: 'TemplateProcessing',
+      single: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '</s>', type_id: 0 } }],
+      pair: [],
+      special_tokens: { '<s>': { id: '<s>', ids: [0], tokens: ['<s>'] }, '</s>': { id: '</s>', ids: [2], tokens: ['</s>'] } },
+    },
+    decoder: { type: 'Metaspace', replacement: '▁', prepend_scheme: 'always', split: true },
+    model: { type: 'Unigram', unk_id: 3, vocab: vocab.map((p, i) => [p, i < 4 ? 0 : -1 - p.length / 10]) },
+  };
 }
 
 /** The model's files, by their path in the model's repository. */
@@ -83,10 +105,12 @@ export function modelFiles(shape: ModelShape): Map<string, Buffer> {
     pad_token_id: shape.xlmRoberta ? 1 : 0,
     vocab_size: vocab.length,
   };
-  const tokenizer = {
-    normalizer: { type: 'BertNormalizer', lowercase: true },
-    model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', vocab: Object.fromEntries(vocab.map((w, i) => [w, i])) },
-  };
+  const tokenizer = shape.xlmRoberta
+    ? unigramTokenizer(vocab)
+    : {
+        normalizer: { type: 'BertNormalizer', lowercase: true },
+        model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', vocab: Object.fromEntries(vocab.map((w, i) => [w, i])) },
+      };
   const pooling = shape.pooling ?? 'mean';
   const poolingConfig = {
     pooling_mode_cls_token: pooling === 'cls',

@@ -4,6 +4,7 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Tokenizer as HubTokenizer } from '@huggingface/tokenizers';
 import { EmbedError } from '../embed-error.js';
 import { firstPosition, isXlmRoberta, type BertConfig } from './bert.js';
 import { poolingOf, type Pooling } from './pooling.js';
@@ -17,6 +18,19 @@ export const POOLING_FILE = '1_Pooling/config.json';
 export interface Tokenizer {
   /** Token ids, special tokens included, at most `maxLength` of them. */
   encode(text: string, maxLength: number): number[];
+}
+
+/**
+ * The tokenizer a `tokenizer.json` describes: BERT's WordPiece by this project's own code;
+ * the others (XLM-RoBERTa's SentencePiece Unigram, BPE) through the tokenizers library,
+ * which follows the file's normalizer, pre-tokenizer and special-token template. Like the
+ * reference, a sequence longer than the model allows is cut at its limit.
+ */
+export function tokenizerFor(json: { model?: { type?: string } }): Tokenizer {
+  const type = json.model?.type;
+  if (type === undefined || type === 'WordPiece') return new WordPiece(json as ConstructorParameters<typeof WordPiece>[0]);
+  const tok = new HubTokenizer(json, {});
+  return { encode: (text, maxLength) => tok.encode(text).ids.slice(0, maxLength) };
 }
 
 export interface ModelParts {
@@ -62,7 +76,7 @@ export function readModel(dir: string, model: string, poolingSetting: string | u
   }
   const config = readConfig(dir, model);
   try {
-    const tokenizer = new WordPiece(JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')));
+    const tokenizer = tokenizerFor(JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')));
     const tensors = readSafetensors(readFileSync(join(dir, 'model.safetensors')));
     return { config, tokenizer, tensors, pooling: poolingOf(dir, poolingSetting), maxTokens: config.max_position_embeddings - firstPosition(config) };
   } catch (e) {
