@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { hubModelEmbedder } from '../src/engine/vector/hub-model/hub-embedder.js';
 import { closeModelWorkers } from '../src/engine/vector/hub-model/model-worker.js';
 import { TINY, modelFiles } from './helpers/hub-model.js';
 import { COMMIT, startHubServer, type HubServer } from './helpers/hub-server.js';
@@ -41,6 +42,7 @@ afterAll(async () => {
 beforeEach(() => {
   hub.requests.length = 0;
   hub.fault = null;
+  hub.delayMs = 0;
 });
 
 describe('models from the hub', () => {
@@ -103,6 +105,19 @@ describe('models from the hub', () => {
     expect(hub.requests.filter((p) => p.endsWith('/model.safetensors'))).toEqual(['/org/damaged/resolve/main/model.safetensors']);
     // Later cases download again: forget the good copy.
     rmSync(repo('org/damaged'), { recursive: true, force: true });
+  });
+
+  it('does not keep a search query waiting past its deadline for a download, which goes on', async () => {
+    hub.models.set('org/slow', modelFiles({ ...TINY, seed: 8 }));
+    hub.delayMs = 300;
+    const e = hubModelEmbedder({ source: 'hubModel', model: 'org/slow' }, { dir: cache, endpoint: hub.url });
+    await expect(e.embed(['red car'], Date.now() + 200)).rejects.toThrow('runtime error: model `org/slow` did not answer in time: it may still be downloading or loading');
+    // The download went on: once it is done, queries are answered.
+    const [v] = await e.embed(['red car']);
+    expect(v).toHaveLength(TINY.hidden);
+    expect(hub.requests.filter((p) => p.startsWith('/org/slow/'))).toHaveLength(4);
+    hub.delayMs = 0;
+    expect(await e.embed(['red car'], Date.now() + 5000)).toEqual([v]);
   });
 
   it('refuses model ids that are not hub ids', async () => {

@@ -2,7 +2,7 @@
 // as the hub does (with the commit in `x-repo-commit`), from generated models, and can be
 // told to damage what it sends.
 
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type Fault = 'truncate' | 'cut' | 'garbage' | null;
@@ -15,14 +15,20 @@ export interface HubServer {
   models: Map<string, Map<string, Buffer>>;
   /** How `file` is damaged when next served (until changed). */
   fault: { file: string; kind: Fault } | null;
+  /** Waits this long before answering each request. */
+  delayMs: number;
   close(): Promise<void>;
 }
 
 export const COMMIT = '0123456789abcdef0123456789abcdef01234567';
 
 export async function startHubServer(): Promise<HubServer> {
-  const hub: HubServer = { url: '', requests: [], models: new Map(), fault: null, close: async () => {} };
+  const hub: HubServer = { url: '', requests: [], models: new Map(), fault: null, delayMs: 0, close: async () => {} };
   const server: Server = createServer((req, res) => {
+    if (hub.delayMs > 0) setTimeout(() => answer(req, res), hub.delayMs);
+    else answer(req, res);
+  });
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
     const path = decodeURIComponent(new URL(req.url!, 'http://x').pathname);
     hub.requests.push(path);
     const m = /^\/(.+?)\/resolve\/([^/]+)\/(.+)$/.exec(path);
@@ -42,7 +48,7 @@ export async function startHubServer(): Promise<HubServer> {
     }
     const sent = fault === 'truncate' ? body.subarray(0, body.length - 100) : fault === 'garbage' ? Buffer.from('<html>not a model</html>') : body;
     res.writeHead(200, { ...headers, 'content-length': String(sent.length) }).end(sent);
-  });
+  };
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   hub.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   hub.close = () =>

@@ -3,6 +3,7 @@
 // in a worker thread on onnxruntime (`model-worker.ts`). It is fetched and loaded the first
 // time it embeds: a setting on an empty index needs neither the hub nor the memory.
 
+import { EmbedError } from '../embed-error.js';
 import type { TextEmbedder } from '../embedders.js';
 import { locateModel, type HubSettings } from './hub-cache.js';
 import { modelWorker, type ModelWorker } from './model-worker.js';
@@ -25,7 +26,23 @@ export function hubModelEmbedder(c: Record<string, unknown>, hub: HubSettings): 
     },
     async embed(texts, deadline) {
       // A deadline marks a search query: it goes before indexing work.
-      return (await get()).embed(texts, deadline !== undefined);
+      const work = get().then((w) => w.embed(texts, deadline !== undefined));
+      if (deadline === undefined) return work;
+      // A query does not wait for a download or a load past its deadline; they go on, and a
+      // later query finds the model ready.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new EmbedError('runtime', `model \`${model}\` did not answer in time: it may still be downloading or loading`)),
+          Math.max(0, deadline - Date.now()),
+        );
+      });
+      work.catch(() => {});
+      try {
+        return await Promise.race([work, late]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }
