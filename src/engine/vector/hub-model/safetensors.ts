@@ -39,8 +39,12 @@ export function readSafetensors(buf: Buffer): Map<string, Tensor> {
     const bytes = buf.subarray(base + start, base + end);
     let data: Float32Array;
     if (t.dtype === 'F32') {
-      // A copy: the tensor's bytes need not be 4-byte aligned within the file.
-      data = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+      // A view on the file's bytes where they are 4-byte aligned (they are in files the
+      // usual writers make): no second copy of a model's weights. A copy otherwise.
+      data =
+        bytes.byteOffset % 4 === 0
+          ? new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4)
+          : new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
     } else if (t.dtype === 'F16') {
       data = new Float32Array(bytes.length / 2);
       for (let i = 0; i < data.length; i++) data[i] = halfToFloat(bytes.readUInt16LE(i * 2));
