@@ -104,7 +104,7 @@ const workers = new Map<string, ModelWorker>();
 
 /** The worker of the model in `dir` with that pooling setting, started if needed. */
 export function modelWorker(init: WorkerInit): ModelWorker {
-  const key = JSON.stringify([init.dir, init.pooling ?? null, init.threads ?? null]);
+  const key = JSON.stringify([init.dir, init.pooling ?? null]);
   let w = workers.get(key);
   if (!w) {
     const created = new ModelWorker(init, () => {

@@ -55,16 +55,19 @@ const BACKGROUND = 10;
 async function open() {
   // On Linux the nice value is per thread and inherited by the threads a thread creates:
   // set here, it lowers this worker and onnxruntime's pool, not the serving thread.
-  try {
-    setPriority(BACKGROUND);
-  } catch {
-    // Not permitted here: run at normal priority.
+  // (Elsewhere it would lower the whole process.)
+  if (process.platform === 'linux') {
+    try {
+      setPriority(BACKGROUND);
+    } catch {
+      // Not permitted here: run at normal priority.
+    }
   }
   const parts = readModel(init.dir, init.model, init.pooling);
   const bytes = writeOnnx(encoderGraph(parts.config, parts.tensors));
   parts.tensors.clear();
   const session = await ort.InferenceSession.create(bytes, {
-    intraOpNumThreads: init.threads ?? availableParallelism(),
+    intraOpNumThreads: availableParallelism(),
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
     // Idle kernel threads sleep instead of spinning: the serving thread needs the cores too.

@@ -6,9 +6,8 @@ export interface WorkerInit {
   dir: string;
   /** The model's name in errors. */
   model: string;
+  /** The embedder's `pooling` setting. */
   pooling: string | undefined;
-  /** onnxruntime's kernel threads; the machine's cores by default. */
-  threads?: number;
 }
 
 export interface ToWorker {
