@@ -7,7 +7,7 @@
 // leaves nothing behind that could pass for a model.
 
 import { createWriteStream, existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -109,9 +109,16 @@ function fileUrl(model: string, revision: string, file: string, hub: HubSettings
   return `${hub.endpoint}/${model}/resolve/${encodeURIComponent(revision)}/${file}`;
 }
 
+/** Scratch directories this old are left over from a process that died mid-download. */
+const STALE_SCRATCH_MS = 24 * 3600_000;
+
 async function download(model: string, revision: string, hub: HubSettings): Promise<string> {
   const repo = repoDir(model, hub);
   await mkdir(repo, { recursive: true });
+  for (const entry of await readdir(repo)) {
+    const path = join(repo, entry);
+    if (entry.startsWith('.incomplete-') && Date.now() - (await stat(path)).mtimeMs > STALE_SCRATCH_MS) await rm(path, { recursive: true, force: true });
+  }
   const scratch = await mkdtemp(join(repo, '.incomplete-'));
   try {
     let commit: string | null = null;
