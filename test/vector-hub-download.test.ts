@@ -31,6 +31,10 @@ beforeAll(async () => {
   const nopool = modelFiles({ ...TINY, seed: 6 });
   nopool.delete('1_Pooling/config.json');
   hub.models.set('plain', nopool);
+  const pytorch = modelFiles({ ...TINY, seed: 4 });
+  pytorch.set('pytorch_model.bin', pytorch.get('model.safetensors')!);
+  pytorch.delete('model.safetensors');
+  hub.models.set('org/pytorch', pytorch);
   cache = tempDir('trine-hub-cache-');
   t = await startTestNode(['--hub-models-dir', cache, '--hub-endpoint', hub.url]);
 });
@@ -78,7 +82,7 @@ describe('models from the hub', () => {
     t = await startTestNode(['--hub-models-dir', cache, '--hub-endpoint', hub.url], t.dir);
   });
 
-  it('goes without a pooling config the model lacks, and names a model the hub lacks', async () => {
+  it('goes without a pooling config the model lacks, and names a model the hub lacks or one with PyTorch weights only', async () => {
     await embedderTask('plain', 'plain', 'succeeded');
     expect(hub.requests.at(-1)).toBe('/plain/resolve/main/1_Pooling/config.json');
     const missing = await embedderTask('missing', 'org/absent', 'failed');
@@ -88,6 +92,15 @@ describe('models from the hub', () => {
         hub.url +
         '/org/absent/resolve/main/config.json`: the hub answered 404 Not Found\n  - Hint: check the model id and `revision`',
     );
+    const pytorch = await embedderTask('pytorch', 'org/pytorch', 'failed');
+    expect(pytorch['error']['message']).toContain(
+      'user error: model `org/pytorch` only ships PyTorch weights (`pytorch_model.bin`)\n  - Note: Trine reads weights in the safetensors format (`model.safetensors`); pick a revision or a model that has them',
+    );
+    expect(existsSync(repo('org/pytorch')) ? readdirSync(repo('org/pytorch')) : []).toEqual([]);
+    // Without a model, the reference's default model at the commit it pins.
+    await write(t, 'PATCH', '/indexes/default/settings', { embedders: { m: { source: 'huggingFace', documentTemplate: '{{doc.title}}' } } });
+    const byDefault = await write(t, 'POST', '/indexes/default/documents', docs, 'failed');
+    expect(byDefault['error']['message']).toContain('`config.json` of model `BAAI/bge-base-en-v1.5` (revision `617ca489d9e86b49b8167676d8220688b99db36e`)');
     const badRevision = await embedderTask('rev', 'org/tiny-cls', 'failed', { revision: 'v9' });
     expect(badRevision['error']['message']).toContain('`config.json` of model `org/tiny-cls` (revision `v9`)');
     expect(existsSync(repo('org/absent')) ? readdirSync(repo('org/absent')) : []).toEqual([]);

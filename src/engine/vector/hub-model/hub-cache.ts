@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { KvStore } from '../../../store/kv.js';
 import { EmbedError } from '../embed-error.js';
-import { MODEL_FILES, POOLING_FILE, readConfig } from './model-files.js';
+import { MODEL_FILES, POOLING_FILE, pytorchOnly, readConfig } from './model-files.js';
 import { checkSafetensorsFile } from './safetensors.js';
 
 export interface HubSettings {
@@ -105,6 +105,10 @@ export async function locateModel(model: string, revision: string | undefined, h
   return p;
 }
 
+function authorization(hub: HubSettings): Record<string, string> {
+  return hub.token ? { authorization: `Bearer ${hub.token}` } : {};
+}
+
 function fileUrl(model: string, revision: string, file: string, hub: HubSettings): string {
   return `${hub.endpoint}/${model}/resolve/${encodeURIComponent(revision)}/${file}`;
 }
@@ -168,13 +172,18 @@ async function fetchFile(model: string, revision: string, file: string, dest: st
   try {
     let res: Response;
     try {
-      res = await fetch(url, { headers: hub.token ? { authorization: `Bearer ${hub.token}` } : {}, signal: abort.signal });
+      res = await fetch(url, { headers: authorization(hub), signal: abort.signal });
     } catch (e) {
       throw new EmbedError('runtime', `could not download ${where}: ${reason(e, abort)}\n  - Hint: the model hub must be reachable, or set \`--hub-endpoint\` to a mirror`);
     }
     if (res.status === 404 && optional) {
       await res.body?.cancel();
       return null;
+    }
+    if (res.status === 404 && file === 'model.safetensors') {
+      await res.body?.cancel();
+      const alt = await fetch(fileUrl(model, revision, 'pytorch_model.bin', hub), { method: 'HEAD', headers: authorization(hub), signal: abort.signal }).catch(() => null);
+      if (alt?.ok) throw pytorchOnly(model);
     }
     if (!res.ok || !res.body) {
       await res.body?.cancel();

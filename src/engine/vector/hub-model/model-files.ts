@@ -33,6 +33,11 @@ export function tokenizerFor(json: { model?: { type?: string } }): Tokenizer {
   return { encode: (text, maxLength) => tok.encode(text).ids.slice(0, maxLength) };
 }
 
+/** The reference falls back to `pytorch_model.bin`; Trine cannot read PyTorch's format. */
+export function pytorchOnly(model: string): EmbedError {
+  return new EmbedError('user', `model \`${model}\` only ships PyTorch weights (\`pytorch_model.bin\`)\n  - Note: Trine reads weights in the safetensors format (\`model.safetensors\`); pick a revision or a model that has them`);
+}
+
 export interface ModelParts {
   config: BertConfig;
   tokenizer: Tokenizer;
@@ -69,9 +74,7 @@ export function readConfig(dir: string, model: string): BertConfig {
 export function readModel(dir: string, model: string, poolingSetting: string | undefined): ModelParts {
   for (const f of MODEL_FILES) {
     if (existsSync(join(dir, f))) continue;
-    if (f === 'model.safetensors' && existsSync(join(dir, 'pytorch_model.bin'))) {
-      throw new EmbedError('user', `model \`${model}\` only ships PyTorch weights (\`pytorch_model.bin\`)\n  - Note: Trine reads weights in the safetensors format (\`model.safetensors\`); pick a revision or a model that has them`);
-    }
+    if (f === 'model.safetensors' && existsSync(join(dir, 'pytorch_model.bin'))) throw pytorchOnly(model);
     throw new EmbedError('runtime', `model \`${model}\` is incomplete: \`${join(dir, f)}\` is missing`);
   }
   const config = readConfig(dir, model);
