@@ -9,10 +9,13 @@ import { locateModel, type HubSettings } from './hub-cache.js';
 import { modelWorker, type ModelWorker } from './model-worker.js';
 
 export const DEFAULT_HUB_MODEL = 'BAAI/bge-base-en-v1.5';
+/** The reference pins its default model to this commit (a model named by the user follows `main`). */
+export const DEFAULT_HUB_REVISION = '617ca489d9e86b49b8167676d8220688b99db36e';
 
 export function hubModelEmbedder(c: Record<string, unknown>, hub: HubSettings): TextEmbedder {
-  const model = typeof c['model'] === 'string' ? c['model'] : DEFAULT_HUB_MODEL;
-  const revision = typeof c['revision'] === 'string' ? c['revision'] : undefined;
+  const named = typeof c['model'] === 'string';
+  const model = named ? (c['model'] as string) : DEFAULT_HUB_MODEL;
+  const revision = typeof c['revision'] === 'string' ? c['revision'] : named ? undefined : DEFAULT_HUB_REVISION;
   const pooling = typeof c['pooling'] === 'string' ? c['pooling'] : undefined;
   let worker: ModelWorker | null = null;
   const get = async () => {
