@@ -25,6 +25,20 @@ function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 }
 
+const ms = (ns: number) => (ns / 1e6).toFixed(1);
+
+/**
+ * The event loop's delays while this process does nothing: on a machine shared with other
+ * work, the scheduler alone makes stalls; the figures while embedding compare with these.
+ */
+async function idleStalls(durationMs: number): Promise<string> {
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  h.enable();
+  await new Promise((r) => setTimeout(r, durationMs));
+  h.disable();
+  return `idle for ${durationMs / 1000} s just before: longest ${ms(h.max)} ms, p99 ${ms(h.percentile(99))} ms`;
+}
+
 async function throughput(name: string, shape: ModelShape, docs: number): Promise<void> {
   const dir = tempDir(`trine-bench-embed-${name}-`);
   try {
@@ -34,6 +48,7 @@ async function throughput(name: string, shape: ModelShape, docs: number): Promis
     await e.embed([textOfTokens(shape, TOKENS, 0)]);
     const load = performance.now() - t0;
     const texts = Array.from({ length: docs }, (_, i) => textOfTokens(shape, TOKENS, i + 1));
+    const idle = await idleStalls(10_000);
     const stall = monitorEventLoopDelay({ resolution: 5 });
     stall.enable();
     t0 = performance.now();
@@ -42,7 +57,7 @@ async function throughput(name: string, shape: ModelShape, docs: number): Promis
     stall.disable();
     console.log(
       `embed: ${name} (${shape.layers} layers, hidden ${shape.hidden}): ${docs} docs of ${TOKENS} tokens in ${secs.toFixed(1)} s = ${(docs / secs).toFixed(1)} docs/s; ` +
-        `longest event-loop stall ${(stall.max / 1e6).toFixed(1)} ms (p99 ${(stall.percentile(99) / 1e6).toFixed(1)} ms); model loaded in ${(load / 1000).toFixed(1)} s`,
+        `longest event-loop stall ${ms(stall.max)} ms (p99 ${ms(stall.percentile(99))} ms; ${idle}); model loaded in ${(load / 1000).toFixed(1)} s`,
     );
   } finally {
     await closeModelWorkers();
