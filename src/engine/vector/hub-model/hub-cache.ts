@@ -121,7 +121,8 @@ async function download(model: string, revision: string, hub: HubSettings): Prom
   await mkdir(repo, { recursive: true });
   for (const entry of await readdir(repo)) {
     const path = join(repo, entry);
-    if (entry.startsWith('.incomplete-') && Date.now() - (await stat(path)).mtimeMs > STALE_SCRATCH_MS) await rm(path, { recursive: true, force: true });
+    const age = entry.startsWith('.incomplete-') ? await stat(path).then((st) => Date.now() - st.mtimeMs, () => 0) : 0;
+    if (age > STALE_SCRATCH_MS) await rm(path, { recursive: true, force: true });
   }
   const scratch = await mkdtemp(join(repo, '.incomplete-'));
   try {
@@ -142,7 +143,10 @@ async function download(model: string, revision: string, hub: HubSettings): Prom
     // Another download of the same commit may have finished first: keep the one in place.
     if (!complete(snapshot)) {
       await rm(snapshot, { recursive: true, force: true });
-      await rename(scratch, snapshot);
+      // Another process (a node sharing the cache) may move its copy in at the same moment.
+      await rename(scratch, snapshot).catch((e: unknown) => {
+        if (!complete(snapshot)) throw e;
+      });
     }
     if (!COMMIT.test(revision)) {
       const ref = join(repo, 'refs', revision);
