@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { pool, poolingOf } from '../src/engine/vector/hub-model/pooling.js';
 import { readSafetensors, writeSafetensors } from '../src/engine/vector/hub-model/safetensors.js';
 import { WordPiece } from '../src/engine/vector/hub-model/wordpiece.js';
 import { FIXED_VOCAB, TINY, textOfTokens, writeModel, type ModelShape } from './helpers/hub-model.js';
-import { startTestNode, tempDir, type TestNode } from './helpers/node.js';
+import { ROOT, startTestNode, tempDir, type TestNode } from './helpers/node.js';
 import { call, write } from './helpers/vector-api.js';
 
 const hub = (dir: string) => ({ dir, endpoint: 'http://127.0.0.1:9' });
@@ -120,6 +121,16 @@ describe('local models (hubModel)', () => {
     expect(bulkDone).toBe(false);
     expect(cosine(q!, oracle(dir, ['red car'])[0]!)).toBeGreaterThan(1 - 1e-4);
     expect((await bulk).length).toBe(600);
+  });
+
+  it('embeds from a script run with flags meant for its own entry, and lets the process end once idle', () => {
+    const module = join(ROOT, 'dist/src/engine/vector/hub-model/hub-embedder.js');
+    const script = `const { hubModelEmbedder } = await import(${JSON.stringify(module)});
+      const [v] = await hubModelEmbedder({ model: ${JSON.stringify(join(models, 'tiny-mean'))} }, { dir: '/nonexistent', endpoint: 'http://127.0.0.1:9' }).embed(['red car']);
+      console.log('dims', v.length);`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.stdout.trim(), r.stderr).toBe(`dims ${TINY.hidden}`);
+    expect(r.status).toBe(0);
   });
 
   it('indexes and searches with a model from the models directory, and names a missing or unsupported one', async () => {

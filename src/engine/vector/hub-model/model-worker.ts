@@ -33,6 +33,7 @@ export class ModelWorker {
   private readonly ready: Promise<number>;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
+  private callers = 0;
   private idle: NodeJS.Timeout | null = null;
   private stopped: EmbedError | null = null;
 
@@ -40,9 +41,9 @@ export class ModelWorker {
     init: WorkerInit,
     private readonly onStop: () => void,
   ) {
-    this.worker = new Worker(workerScript(), { workerData: init });
-    // A loaded model must not keep the process alive on its own.
-    this.worker.unref();
+    // The process's flags, less those that only make sense for its own entry (`--input-type`).
+    const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type'));
+    this.worker = new Worker(workerScript(), { workerData: init, execArgv });
     this.ready = new Promise<number>((resolve, reject) => {
       this.worker.on('message', (m: FromWorker) => {
         if (m.type === 'ready') resolve((this.dims = m.dims));
@@ -59,17 +60,24 @@ export class ModelWorker {
   /** Embeddings of `texts`, in order. `urgent` (a search query) goes before indexing work. */
   async embed(texts: readonly string[], urgent: boolean): Promise<Float32Array[]> {
     if (this.stopped) throw this.stopped;
-    await this.ready;
+    // Someone waits on the worker: it keeps the process alive until it answers, and no
+    // longer (an idle model must not hold a process that is done).
+    this.callers++;
+    this.worker.ref();
     if (this.idle) clearTimeout(this.idle);
     this.idle = null;
-    const id = this.nextId++;
     try {
+      await this.ready;
+      const id = this.nextId++;
       return await new Promise<Float32Array[]>((resolve, reject) => {
         this.pending.set(id, { resolve, reject });
         this.worker.postMessage({ id, texts: [...texts], urgent } satisfies ToWorker);
       });
     } finally {
-      if (this.pending.size === 0 && !this.stopped) this.idle = setTimeout(() => void this.close(), IDLE_MS).unref();
+      if (--this.callers === 0 && !this.stopped) {
+        this.worker.unref();
+        this.idle = setTimeout(() => void this.close(), IDLE_MS).unref();
+      }
     }
   }
 
