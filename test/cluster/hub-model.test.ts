@@ -5,8 +5,8 @@ import { startHubServer, type HubServer } from '../helpers/hub-server.js';
 import { call, waitTask } from '../helpers/vector-api.js';
 
 // Big enough that embedding the documents keeps the leader's cores busy for seconds.
-const SHAPE: ModelShape = { hidden: 384, heads: 12, layers: 6, intermediate: 1536, extraWords: 5000, maxPositions: 128 };
-const DOCS = 240;
+const SHAPE: ModelShape = { hidden: 384, heads: 12, layers: 4, intermediate: 1536, extraWords: 5000, maxPositions: 128 };
+const DOCS = 150;
 
 let c: TestCluster;
 let hub: HubServer;
@@ -47,7 +47,7 @@ describe('a local model in a three-node cluster', () => {
     const leader: number[] = [];
     const follower: number[] = [];
     let finished = false;
-    const done = waitTask(at(lead), add.body['taskUid'], 120_000).finally(() => (finished = true));
+    const done = waitTask(at(lead), add.body['taskUid'], 200_000).finally(() => (finished = true));
     while (!finished) await search(leader, follower);
     expect((await done)['status']).toBe('succeeded');
     expect(leader.length).toBeGreaterThan(20);
@@ -71,5 +71,6 @@ describe('a local model in a three-node cluster', () => {
     const r = await call(at(follower0), 'POST', '/indexes/docs/search', { q: docs[42]!.text, hybrid: { embedder: 'm', semanticRatio: 1 }, limit: 1 });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body['hits'][0]).toMatchObject({ id: 42 });
-  });
+    // Embedding takes a while when the machine's cores are shared with other work.
+  }, 240_000);
 });
