@@ -4,9 +4,9 @@ import { textOfTokens, modelFiles, type ModelShape } from '../helpers/hub-model.
 import { startHubServer, type HubServer } from '../helpers/hub-server.js';
 import { call, waitTask } from '../helpers/vector-api.js';
 
-// Big enough that embedding the documents keeps the leader's cores busy for seconds.
-const SHAPE: ModelShape = { hidden: 384, heads: 12, layers: 4, intermediate: 1536, extraWords: 5000, maxPositions: 128 };
-const DOCS = 150;
+// Big enough that embedding the documents keeps the leader's cores busy for a few seconds.
+const SHAPE: ModelShape = { hidden: 256, heads: 8, layers: 4, intermediate: 1024, extraWords: 5000, maxPositions: 128 };
+const DOCS = 160;
 
 let c: TestCluster;
 let hub: HubServer;
@@ -31,7 +31,7 @@ describe('a local model in a three-node cluster', () => {
     const settings = await call(at(lead), 'PATCH', '/indexes/docs/settings', {
       embedders: { m: { source: 'huggingFace', model: 'org/encoder', documentTemplate: '{{doc.text}}' } },
     });
-    expect((await waitTask(at(lead), settings.body['taskUid']))['status']).toBe('succeeded');
+    for (const i of [0, 1, 2]) expect((await waitTask(at(i), settings.body['taskUid']))['status']).toBe('succeeded');
     const docs = Array.from({ length: DOCS }, (_, i) => ({ id: i, text: textOfTokens(SHAPE, 60, i) }));
     // Keyword searches on every node, each timed: the leader's own and the followers'.
     const search = async (leader: number[], follower: number[]) => {
@@ -43,6 +43,8 @@ describe('a local model in a three-node cluster', () => {
       }
       await new Promise((r) => setTimeout(r, 25));
     };
+    const before = { leader: [] as number[], follower: [] as number[] };
+    while (before.leader.length < 40) await search(before.leader, before.follower);
     const add = await call(at(lead), 'POST', '/indexes/docs/documents', docs);
     const leader: number[] = [];
     const follower: number[] = [];
@@ -50,13 +52,17 @@ describe('a local model in a three-node cluster', () => {
     const done = waitTask(at(lead), add.body['taskUid'], 200_000).finally(() => (finished = true));
     while (!finished) await search(leader, follower);
     expect((await done)['status']).toBe('succeeded');
-    expect(leader.length).toBeGreaterThan(20);
-    // Most searches, not all: this machine's cores are shared, and a stray scheduling delay
-    // is no sign of a blocked thread (a blocked one would hold every search for seconds).
+    expect(leader.length).toBeGreaterThan(10);
+    // Compared with the same searches just before, on a machine whose cores other work may
+    // share: most searches stay as quick (under 100 ms, or within 3 times what they took
+    // before), and none waits for a forward pass (a blocked serving thread would hold
+    // searches for seconds, and miss heartbeats).
     const p95 = (l: number[]) => [...l].sort((a, b) => a - b)[Math.floor(l.length * 0.95)]!;
-    const shown = (l: number[]) => l.map((x) => x.toFixed(0)).join(' ');
-    expect(p95(follower), `follower search latencies (ms): ${shown(follower)}`).toBeLessThan(100);
-    expect(p95(leader), `leader search latencies (ms): ${shown(leader)}`).toBeLessThan(100);
+    for (const [who, during, idle] of [['leader', leader, before.leader], ['follower', follower, before.follower]] as const) {
+      const shown = `${who} search latencies (ms) before: ${idle.map((x) => x.toFixed(0)).join(' ')}; while embedding: ${during.map((x) => x.toFixed(0)).join(' ')}`;
+      expect(p95(during), shown).toBeLessThan(Math.max(100, 3 * p95(idle)));
+      expect(Math.max(...during), shown).toBeLessThan(2000);
+    }
     // No election while the leader was busy.
     for (const i of [0, 1, 2]) expect((await c.view(i)).term).toBe(term);
 
