@@ -42,6 +42,7 @@ afterAll(async () => {
   await t?.close();
   await closeModelWorkers();
   await hub?.close();
+  if (cache) rmSync(cache, { recursive: true, force: true });
 });
 beforeEach(() => {
   hub.requests.length = 0;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Bert, firstPosition, type BertConfig } from '../src/engine/vector/hub-model/bert.js';
@@ -59,8 +59,9 @@ beforeAll(async () => {
   t = await startTestNode(['--hub-models-dir', models, '--hub-endpoint', 'http://127.0.0.1:9']);
 });
 afterAll(async () => {
-  await t.close();
+  await t?.close();
   await closeModelWorkers();
+  if (models) rmSync(models, { recursive: true, force: true });
 });
 
 describe('local models (hubModel)', () => {
