@@ -1,3 +1,5 @@
+import { join as pathJoin } from 'node:path';
+import { DEFAULT_HUB_ENDPOINT } from '../engine/vector/hub-model/hub-cache.js';
 import { parseByteSize } from './byte-size.js';
 
 export type Env = 'development' | 'production';
@@ -50,6 +52,12 @@ export interface Options {
   taskWebhook: { url: string; authorization: string | null } | null;
   /** How long one webhook notification attempt may take. */
   webhookTimeoutMs: number;
+  /** Cache of models fetched from the model hub for `hubModel` embedders. */
+  hubModelsDir: string;
+  /** The model hub's address (or an offline mirror's). */
+  hubEndpoint: string;
+  /** Token sent to the hub for gated or private models (`HF_TOKEN`). */
+  hubToken: string | null;
 }
 
 export class OptionsError extends Error {}
@@ -113,6 +121,8 @@ export const FLAGS: FlagDef[] = [
   { name: 'task-webhook-url', help: 'URL notified with the tasks of every finished batch (shown in /webhooks, not editable there)' },
   { name: 'task-webhook-authorization-header', help: 'Authorization header value sent to --task-webhook-url' },
   { name: 'webhook-timeout', help: 'How long one webhook notification attempt may take, e.g. "30s"', default: '30s' },
+  { name: 'hub-models-dir', help: 'Cache of models downloaded from the model hub for hubModel embedders (default: <db-path>/hub-models)' },
+  { name: 'hub-endpoint', help: 'Model hub (or mirror) that hubModel embedders download from (default: HF_ENDPOINT, else https://huggingface.co)' },
 ];
 
 export function envVarName(flag: string): string {
@@ -291,6 +301,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (webhookAuth !== null && webhookUrl === null) {
     throw new OptionsError('--task-webhook-authorization-header needs --task-webhook-url: it is sent to that URL.');
   }
+  const hubEndpoint = (get('hub-endpoint') ?? env['HF_ENDPOINT'] ?? DEFAULT_HUB_ENDPOINT).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]/.test(hubEndpoint)) {
+    throw new OptionsError(`--hub-endpoint: expected an http:// or https:// address, got \`${hubEndpoint}\`.`);
+  }
   return {
     dbPath: get('db-path')!,
     httpAddr: parseHostPort('http-addr', get('http-addr')!),
@@ -321,5 +335,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     scheduleSnapshot: scheduleText === undefined ? null : Number(scheduleText),
     taskWebhook: webhookUrl === null ? null : { url: webhookUrl, authorization: webhookAuth },
     webhookTimeoutMs: parseDuration('webhook-timeout', get('webhook-timeout')!),
+    hubModelsDir: get('hub-models-dir') ?? pathJoin(get('db-path')!, 'hub-models'),
+    hubEndpoint,
+    hubToken: env['HF_TOKEN'] || null,
   };
 }

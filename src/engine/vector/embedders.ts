@@ -8,6 +8,7 @@ import { EmbedError } from './embed-error.js';
 import { fragmentsOf, type Fragments } from './fragments.js';
 import { HttpEmbedder, type Flavour } from './http-embedder.js';
 import { EMBEDDING, FRAGMENT, REPEAT, TEXT } from './json-template.js';
+import type { HubSettings } from './hub-model/hub-cache.js';
 import { hubModelEmbedder } from './hub-model/hub-embedder.js';
 
 type Config = Record<string, unknown>;
@@ -68,7 +69,7 @@ function hostedModel(c: Config) {
 }
 
 /** The text embedder of one (non-composite) configuration. */
-function textEmbedder(c: Config): TextEmbedder | null {
+function textEmbedder(c: Config, hub: HubSettings): TextEmbedder | null {
   switch (c['source']) {
     case 'userProvided':
       return null;
@@ -94,7 +95,7 @@ function textEmbedder(c: Config): TextEmbedder | null {
       throw new EmbedError('user', `unsupported URL for source \`localRunner\`.\n  - For \`localRunner\` sources, the URL must end with \`/api/embed\` or \`/api/embeddings\`\n  - Got \`${url}\``);
     }
     case 'hubModel':
-      return hubModelEmbedder(c);
+      return hubModelEmbedder(c, hub);
     default:
       throw new EmbedError('user', `unsupported embedder source \`${String(c['source'])}\``);
   }
@@ -120,15 +121,18 @@ function mergedFragments(ic: Config, sc: Config): Fragments | null {
   return i || s ? { indexing: i?.indexing ?? [], search: s?.search ?? [] } : null;
 }
 
-/** The runtime embedder for a stored embedder setting; throws an EmbedError for an unusable one. */
-export function buildEmbedder(name: string, c: Config): RuntimeEmbedder {
+/**
+ * The runtime embedder for a stored embedder setting; throws an EmbedError for an unusable
+ * one. `hub`: where local models are cached and fetched from.
+ */
+export function buildEmbedder(name: string, c: Config, hub: HubSettings): RuntimeEmbedder {
   const distribution = (c['distribution'] as Distribution | undefined) ?? (c['source'] === 'hostedA' ? hostedModel(c).info.distribution : null);
   const quantized = c['binaryQuantized'] === true;
   if (c['source'] === 'composite') {
     const ic = c['indexingEmbedder'] as Config;
     const sc = c['searchEmbedder'] as Config;
-    const indexing = textEmbedder(ic);
-    const search = textEmbedder(sc);
+    const indexing = textEmbedder(ic, hub);
+    const search = textEmbedder(sc, hub);
     return {
       name,
       source: 'composite',
@@ -142,7 +146,7 @@ export function buildEmbedder(name: string, c: Config): RuntimeEmbedder {
       fingerprint: JSON.stringify(fingerprintOf(ic)),
     };
   }
-  const te = textEmbedder(c);
+  const te = textEmbedder(c, hub);
   return {
     name,
     source: c['source'] as string,

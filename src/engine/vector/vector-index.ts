@@ -12,6 +12,7 @@ import { EmbedError, indexingError } from './embed-error.js';
 import { buildEmbedder, type RuntimeEmbedder } from './embedders.js';
 import { decodeRecord, EmbedderState, encodeRecord, type DocVectors, type EmbedderMeta } from './embedder-state.js';
 import type { EmbeddingSource } from './embedding-source.js';
+import { hubSettingsFor } from './hub-model/hub-cache.js';
 import { DocumentPlanner, indexingKey } from './plan.js';
 
 export const VECTORS_PART = 'vectors';
@@ -81,7 +82,7 @@ export class VectorIndex implements SearchIndex {
     const json = JSON.stringify(config);
     const cached = this.runtime.get(name);
     if (cached && cached.config === json) return cached.embedder;
-    const embedder = buildEmbedder(name, config);
+    const embedder = buildEmbedder(name, config, hubSettingsFor(this.store));
     this.runtime.set(name, { config: json, embedder });
     return embedder;
   }
