@@ -11,6 +11,7 @@ import { verifyDump } from './dump-format.js';
 import { BackupFileError } from './file-writer.js';
 import { loadSnapshotFile, verifySnapshotFile } from './snapshot-file.js';
 import { humanLine } from '../util/log-hub.js';
+import { embedderEnvironmentOf } from '../config/embedder-environment.js';
 
 export interface ImportLogger {
   info(obj: unknown, msg?: string): void;
@@ -92,7 +93,7 @@ export async function importAtStart(options: Options, log: ImportLogger): Promis
       const { documents } = await verifyDump(file);
       log.info({ file, documents }, 'dump checked: importing');
       store = await RocksStore.open(scratch);
-      const summary = await importDump(file, store);
+      const summary = await importDump(file, store, embedderEnvironmentOf(options));
       await seedRaftState(store, options.nodeId, 1, 1);
       log.info({ file, ...summary, ms: Date.now() - started }, 'dump imported');
     } else {

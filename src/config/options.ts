@@ -58,6 +58,10 @@ export interface Options {
   hubEndpoint: string;
   /** Token sent to the hub for gated or private models (`HF_TOKEN`). */
   hubToken: string | null;
+  /** REST embedders: one request's timeout, attempts per chunk, longest wait between two. */
+  embedderTimeoutMs: number;
+  embedderAttempts: number;
+  embedderMaxRetryDelayMs: number;
 }
 
 export class OptionsError extends Error {}
@@ -122,6 +126,9 @@ export const FLAGS: FlagDef[] = [
   { name: 'task-webhook-authorization-header', help: 'Authorization header value sent to --task-webhook-url' },
   { name: 'webhook-timeout', help: 'How long one webhook notification attempt may take, e.g. "30s"', default: '30s' },
   { name: 'hub-models-dir', help: 'Cache of models downloaded from the model hub for hubModel embedders (default: <db-path>/hub-models)' },
+  { name: 'embedder-timeout', help: 'How long one request to an embedding server (rest, openAi, ollama) may take, e.g. "30s"', default: '30s' },
+  { name: 'embedder-attempts', help: 'Attempts to embed one chunk of texts before the task (or search) fails', default: '10' },
+  { name: 'embedder-max-retry-delay', help: 'Longest wait between two attempts (the backoff grows tenfold up to it), e.g. "60s"', default: '60s' },
   { name: 'hub-endpoint', help: 'Model hub (or mirror) that hubModel embedders download from (default: HF_ENDPOINT, else https://huggingface.co)' },
 ];
 
@@ -301,6 +308,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (webhookAuth !== null && webhookUrl === null) {
     throw new OptionsError('--task-webhook-authorization-header needs --task-webhook-url: it is sent to that URL.');
   }
+  const attemptsText = get('embedder-attempts')!;
+  if (!/^\d+$/.test(attemptsText) || Number(attemptsText) < 1 || Number(attemptsText) > 100) {
+    throw new OptionsError(`--embedder-attempts: expected a number of attempts from 1 to 100, got \`${attemptsText}\`.`);
+  }
   const hubEndpoint = (get('hub-endpoint') ?? env['HF_ENDPOINT'] ?? DEFAULT_HUB_ENDPOINT).replace(/\/+$/, '');
   if (!/^https?:\/\/[^/]/.test(hubEndpoint)) {
     throw new OptionsError(`--hub-endpoint: expected an http:// or https:// address, got \`${hubEndpoint}\`.`);
@@ -338,5 +349,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     hubModelsDir: get('hub-models-dir') ?? pathJoin(get('db-path')!, 'hub-models'),
     hubEndpoint,
     hubToken: env['HF_TOKEN'] || null,
+    embedderTimeoutMs: parseDuration('embedder-timeout', get('embedder-timeout')!),
+    embedderAttempts: Number(attemptsText),
+    embedderMaxRetryDelayMs: parseDuration('embedder-max-retry-delay', get('embedder-max-retry-delay')!),
   };
 }

@@ -7,6 +7,7 @@ import type { SearchIndexFactory } from './structures/search-index.js';
 import { defaultSearchFactory } from './structures/default-structures.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
 import { directSource, type EmbeddingSource } from './vector/embedding-source.js';
+import { embedderEnvironment, type EmbedderEnvironment } from './vector/embedder-environment.js';
 import { SearchScratch } from './search/scratch.js';
 import { SearchRuleStore } from './search-rules/rules.js';
 import { NetworkStore } from './network/network.js';
@@ -24,6 +25,8 @@ export interface EngineParts {
   structures?: SearchIndexFactory;
   /** Where indexing gets embeddings: the embedders themselves by default, a cluster's exchange in a cluster. */
   embeddings?: EmbeddingSource;
+  /** Embedding servers' timeouts and retries, and where local models come from; defaults otherwise. */
+  embedderEnv?: EmbedderEnvironment;
 }
 
 /**
@@ -47,10 +50,11 @@ export class Engine {
     readonly store: KvStore,
     private readonly structures: SearchIndexFactory,
     private readonly embeddings: EmbeddingSource,
+    private readonly embedderEnv: EmbedderEnvironment,
   ) {}
 
   static async open(store: KvStore, parts: EngineParts = {}): Promise<Engine> {
-    const engine = new Engine(store, parts.structures ?? defaultSearchFactory(), parts.embeddings ?? directSource);
+    const engine = new Engine(store, parts.structures ?? defaultSearchFactory(), parts.embeddings ?? directSource, parts.embedderEnv ?? embedderEnvironment());
     await engine.load();
     return engine;
   }
@@ -80,7 +84,7 @@ export class Engine {
 
   async openHandle(meta: IndexMeta): Promise<IndexHandle> {
     const space = IndexHandle.searchSpaceOf(meta.id);
-    const search = await this.structures.open({ store: this.store, space, settings: meta.settings, embeddings: this.embeddings });
+    const search = await this.structures.open({ store: this.store, space, settings: meta.settings, embeddings: this.embeddings, embedderEnv: this.embedderEnv });
     return new IndexHandle(meta, new Map(), search);
   }
 

@@ -6,7 +6,7 @@ import { httpsServerOptions } from '../http/https.js';
 import type { AppContext } from '../http/context.js';
 import { RaftReplicator } from '../replication/raft-replicator.js';
 import { EmbeddingExchange } from '../replication/embedding-exchange.js';
-import { registerHubSettings } from '../engine/vector/hub-model/hub-cache.js';
+import { embedderEnvironmentOf } from '../config/embedder-environment.js';
 import { Scheduler } from '../replication/scheduler.js';
 import { RocksStore } from '../store/rocks-store.js';
 import { Executor } from '../tasks/executor.js';
@@ -56,8 +56,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   const store = await RocksStore.open(options.dbPath);
   // Embeddings for indexing come through the log (see docs/vector-search.md).
   const embeddings = new EmbeddingExchange();
-  registerHubSettings(store, { dir: options.hubModelsDir, endpoint: options.hubEndpoint, ...(options.hubToken ? { token: options.hubToken } : {}) });
-  const engine = await Engine.open(store, { embeddings });
+  const engine = await Engine.open(store, { embeddings, embedderEnv: embedderEnvironmentOf(options) });
   const queue = new TaskQueue();
   await queue.load(store);
   const sm = new TaskStateMachine(store, queue);

@@ -11,7 +11,6 @@ import { mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/pr
 import { dirname, isAbsolute, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { KvStore } from '../../../store/kv.js';
 import { EmbedError } from '../embed-error.js';
 import { MODEL_FILES, POOLING_FILE, pytorchOnly, readConfig } from './model-files.js';
 import { checkSafetensorsFile } from './safetensors.js';
@@ -23,33 +22,11 @@ export interface HubSettings {
   endpoint: string;
   /** Bearer token for gated or private models. */
   token?: string;
+  /** No byte for this long and a download is abandoned (60 s unless given). */
+  stallMs?: number;
 }
 
 export const DEFAULT_HUB_ENDPOINT = 'https://huggingface.co';
-
-/** No byte for this long and a download is abandoned. */
-export const hubTuning = { stallMs: 60_000 };
-
-/** Outside a node (tools that open an index): the environment's settings. */
-function fromEnvironment(): HubSettings {
-  const token = process.env['HF_TOKEN'];
-  return {
-    dir: process.env['TRINE_HUB_MODELS_DIR'] ?? join(process.cwd(), 'data', 'hub-models'),
-    endpoint: (process.env['TRINE_HUB_ENDPOINT'] ?? process.env['HF_ENDPOINT'] ?? DEFAULT_HUB_ENDPOINT).replace(/\/+$/, ''),
-    ...(token ? { token } : {}),
-  };
-}
-
-const registered = new WeakMap<KvStore, HubSettings>();
-
-/** The node owning `store` says where its models go; its indexes look it up. */
-export function registerHubSettings(store: KvStore, settings: HubSettings): void {
-  registered.set(store, { ...settings, endpoint: settings.endpoint.replace(/\/+$/, '') });
-}
-
-export function hubSettingsFor(store: KvStore): HubSettings {
-  return registered.get(store) ?? fromEnvironment();
-}
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]*(\/[A-Za-z0-9][A-Za-z0-9._-]*)?$/;
 const REVISION = /^[A-Za-z0-9][A-Za-z0-9._\/-]*$/;
@@ -168,17 +145,18 @@ async function fetchFile(model: string, revision: string, file: string, dest: st
   const url = fileUrl(model, revision, file, hub);
   const where = `\`${file}\` of model \`${model}\` (revision \`${revision}\`) from \`${url}\``;
   const abort = new AbortController();
-  let timer = setTimeout(() => abort.abort(), hubTuning.stallMs);
+  const stallMs = hub.stallMs ?? 60_000;
+  let timer = setTimeout(() => abort.abort(), stallMs);
   const touch = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => abort.abort(), hubTuning.stallMs);
+    timer = setTimeout(() => abort.abort(), stallMs);
   };
   try {
     let res: Response;
     try {
       res = await fetch(url, { headers: authorization(hub), signal: abort.signal });
     } catch (e) {
-      throw new EmbedError('runtime', `could not download ${where}: ${reason(e, abort)}\n  - Hint: the model hub must be reachable, or set \`--hub-endpoint\` to a mirror`);
+      throw new EmbedError('runtime', `could not download ${where}: ${reason(e, abort, stallMs)}\n  - Hint: the model hub must be reachable, or set \`--hub-endpoint\` to a mirror`);
     }
     if (res.status === 404 && optional) {
       await res.body?.cancel();
@@ -206,7 +184,7 @@ async function fetchFile(model: string, revision: string, file: string, dest: st
     try {
       await pipeline(body, createWriteStream(dest));
     } catch (e) {
-      throw new EmbedError('runtime', `could not download ${where}: ${reason(e, abort)}`);
+      throw new EmbedError('runtime', `could not download ${where}: ${reason(e, abort, stallMs)}`);
     }
     const size = (await stat(dest)).size;
     if (expected !== null && Number(expected) !== size) {
@@ -218,8 +196,8 @@ async function fetchFile(model: string, revision: string, file: string, dest: st
   }
 }
 
-function reason(e: unknown, abort: AbortController): string {
-  if (abort.signal.aborted) return `no data for ${hubTuning.stallMs / 1000} s`;
+function reason(e: unknown, abort: AbortController, stallMs: number): string {
+  if (abort.signal.aborted) return `no data for ${stallMs / 1000} s`;
   const err = e as Error & { cause?: Error };
   return err.cause?.message ? `${err.message} (${err.cause.message})` : err.message;
 }

@@ -19,3 +19,14 @@ describe('model hub flags', () => {
     expect(() => parseOptions(['--hub-endpoint', 'huggingface.co'], {})).toThrow('--hub-endpoint: expected an http:// or https:// address, got `huggingface.co`.');
   });
 });
+
+describe('embedding server flags', () => {
+  it('default to the reference patience and refuse values that say nothing', () => {
+    const d = parseOptions([], {});
+    expect([d.embedderTimeoutMs, d.embedderAttempts, d.embedderMaxRetryDelayMs]).toEqual([30_000, 10, 60_000]);
+    const o = parseOptions(['--embedder-timeout', '2s', '--embedder-attempts', '3'], { TRINE_EMBEDDER_MAX_RETRY_DELAY: '5ms' });
+    expect([o.embedderTimeoutMs, o.embedderAttempts, o.embedderMaxRetryDelayMs]).toEqual([2000, 3, 5]);
+    expect(() => parseOptions(['--embedder-attempts', '0'], {})).toThrow(/--embedder-attempts: expected a number of attempts from 1 to 100, got `0`/);
+    expect(() => parseOptions(['--embedder-timeout', 'soon'], {})).toThrow(/--embedder-timeout: expected a duration/);
+  });
+});
