@@ -139,3 +139,76 @@ describe('scores', () => {
     expect(ids(s, docs, 'shoe', { distinct: 'brand' })).toEqual([1, 3]);
   });
 });
+
+describe('score maxima follow the query paths of the bucket', () => {
+  // "sun flower" can be read as two words or as the 2-gram "sunflower" (base cost 2, one
+  // typo allowed): 2 + 1 against 1 + 1 for the words (a short word counts one typo for
+  // being splittable).
+  const docs = [
+    { id: 'words', t: 'sun flower field' },
+    { id: 'gram', t: 'sunflower field' },
+    { id: 'apart', t: 'the sun is a flower' },
+  ];
+  const details = (s: Awaited<ReturnType<typeof buildIndex>>, q: string, opts = {}) =>
+    Object.fromEntries(search(s, q, opts).hits.map((h) => [docs[h.docid]!.id, h.details]));
+
+  it('counts the n-gram path in the typo maximum only when a document of the bucket took it', async () => {
+    const s = await buildIndex(docs);
+    const both = details(s, 'sun flower');
+    expect(both['words']!['typo']).toMatchObject({ typoCount: 0, maxTypoCount: 3 });
+    expect(both['gram']!['typo']).toMatchObject({ typoCount: 2, maxTypoCount: 3 });
+    // The n-gram's own proximity path: one extra word, nothing else.
+    expect(both['gram']!['proximity']).toMatchObject({ score: 0.5 });
+    expect(both['apart']!['proximity']).toMatchObject({ score: 0.5 });
+    const onlyWords = await buildIndex([docs[0]!, docs[2]!]);
+    expect(search(onlyWords, 'sun flower').hits.map((h) => h.details['typo'])).toEqual([
+      { order: 1, typoCount: 0, maxTypoCount: 2, score: 1 },
+      { order: 1, typoCount: 0, maxTypoCount: 2, score: 1 },
+    ]);
+  });
+
+  it('counts every path the query allows when no words rule narrowed it (matching strategy all)', async () => {
+    const s = await buildIndex([docs[0]!]);
+    expect(search(s, 'sun flower', { matchingStrategy: 'all' }).hits[0]!.details['typo']).toEqual({ order: 0, typoCount: 0, maxTypoCount: 3, score: 1 });
+  });
+
+  it('allows typos by word length, none for phrases, one for words too short or exempt', async () => {
+    const s = await buildIndex([{ id: 1, t: 'abcdefghij abcde abc exempt' }], { typoTolerance: { ...(await buildIndex([])).settings.typoTolerance, disableOnWords: ['exempt'] } });
+    const typo = (q: string) => search(s, q).hits[0]!.details['typo']!['maxTypoCount'];
+    expect(typo('abcdefghij')).toBe(2);
+    expect(typo('abcde')).toBe(1);
+    expect(typo('abc')).toBe(1);
+    expect(typo('exempt')).toBe(1);
+    expect(typo('"abcde abc"')).toBe(0);
+  });
+});
+
+describe('frequency matching strategy', () => {
+  const docs = [
+    { id: '1', title: 'Shazam!' },
+    { id: '2', title: 'Captain Planet' },
+    { id: '3', title: 'Captain Marvel' },
+    { id: '4', title: 'a Captain Marvel ersatz' },
+    { id: '5', title: "He's not part of the Marvel Cinematic Universe" },
+    { id: '6', title: 'a Shazam ersatz, but better than Captain Planet' },
+    { id: '7', title: 'Capitain CAAAAAVEEERNE!!!!' },
+  ];
+  it('drops words no document holds first, then the most frequent ones', async () => {
+    const s = await buildIndex(docs);
+    expect(ids(s, docs, 'Captain Supercopter Marvel', { matchingStrategy: 'frequency' })).toEqual(['3', '4', '5']);
+    expect(ids(s, docs, 'Captain Supercopter Marvel', { matchingStrategy: 'last' })).toEqual(['2', '3', '4', '6', '7']);
+    expect(ids(s, docs, 'Captain Supercopter Marvel', { matchingStrategy: 'all' })).toEqual([]);
+    expect(ids(s, docs, 'Capitain Marvel', { matchingStrategy: 'frequency' })).toEqual(['3', '4', '5']);
+  });
+  it('drops equally frequent words together', async () => {
+    const d = [
+      { id: 'a1', t: 'alpha' }, { id: 'a2', t: 'alpha' }, { id: 'a3', t: 'alpha' },
+      { id: 'bg', t: 'beta gamma' }, { id: 'b', t: 'beta' }, { id: 'g', t: 'gamma' },
+    ];
+    const s = await buildIndex(d);
+    // alpha (3 documents) goes first; beta and gamma (2 each) would go together, the last
+    // group, which always stays: documents with only one of them never match.
+    const r = search(s, 'alpha beta gamma', { matchingStrategy: 'frequency' });
+    expect(r.hits.map((h) => [d[h.docid]!.id, h.details['words']!['matchingWords']])).toEqual([['bg', 2]]);
+  });
+});

@@ -5,7 +5,7 @@
 // dropped term, a hard separator) cost nothing. An n-gram adds its extra words.
 
 import type { Unit } from '../search/derivations.js';
-import { bestChain, type Level } from '../search/levels.js';
+import { bestChain, tilingProximityMax, type Level } from '../search/levels.js';
 import { closestPair, MAX_PAIR_COST } from '../search/pair-proximity.js';
 import { localScore, rankFromCost } from './rank.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
@@ -59,17 +59,9 @@ export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<string,
   return Number.isFinite(c) ? c : 0;
 }
 
-function maxProximity(ctx: RankingContext, level: Level): number {
-  return ctx.memo(`proximity:max:${level.index}`, () => {
-    const c = bestChain(
-      level,
-      () => true,
-      (u) => extraWords(u),
-      (prev, next) => (adjacent(prev, next) ? MAX_PAIR_COST : 0) + extraWords(next),
-      true,
-    );
-    return Number.isFinite(c) ? Math.max(0, c) : 0;
-  });
+/** The highest cost over the query paths the documents of the bucket took. */
+function maxProximity(ctx: RankingContext, level: Level, paths: Uint32Array | null): number {
+  return ctx.tilingMax('proximity', level, paths, (t) => tilingProximityMax(t, MAX_PAIR_COST));
 }
 
 export const proximityRule: RankingRule = {
@@ -96,10 +88,10 @@ export const proximityRule: RankingRule = {
     }
     return mapCosts(ctx, docs, (d) => proximityCost(ctx, d, bulk));
   },
-  ranks(ctx, d, cost) {
-    return [rankFromCost(cost, maxProximity(ctx, ctx.levelOf(d)))];
+  ranks(ctx, d, cost, paths) {
+    return [rankFromCost(cost, maxProximity(ctx, ctx.levelOf(d), paths))];
   },
-  detail(ctx, d, cost, order) {
-    return ['proximity', { order, score: localScore(rankFromCost(cost, maxProximity(ctx, ctx.levelOf(d)))) }];
+  detail(ctx, d, cost, order, paths) {
+    return ['proximity', { order, score: localScore(rankFromCost(cost, maxProximity(ctx, ctx.levelOf(d), paths))) }];
   },
 };

@@ -7,6 +7,9 @@ export interface Rank {
   max: number;
 }
 
+/** A rule the time budget left out (`searchCutoffMs`): it takes one off the rank so far. */
+export const SKIPPED_RANK: Rank = Object.freeze({ rank: 0, max: 1 });
+
 export function localScore(r: Rank): number {
   return r.rank / r.max;
 }

@@ -34,8 +34,19 @@ export interface RankingContext {
   pairCosts(left: Unit, right: Unit, docs: Uint32Array): Uint8Array | null;
   /** Per-query memo (maxima per level, sort orders). */
   memo<T>(key: string, make: () => T): T;
-  /** Highest attribute weight among the searched fields. */
+  /** Highest attribute weight among the searchable fields. */
   readonly maxWeight: number;
+  /**
+   * The highest `perTiling` over the query paths the documents of `paths` took (each
+   * document takes the first tiling of its level it matches); over every tiling of the
+   * level when `paths` is null. Memoized per document set.
+   */
+  tilingMax(key: string, level: Level, paths: Uint32Array | null, perTiling: (tiling: readonly Unit[]) => number): number;
+  /**
+   * The typo rule's maximum when no `words` rule narrowed the query before it (matching
+   * strategy `all`): every tiling the query allows counts, found in the index or not.
+   */
+  readonly queryTypoMax: number | null;
   readonly proximityByAttribute: boolean;
   /** `maxMatchingWords` of the words rule. */
   readonly maxMatchingWords: number;
@@ -58,8 +69,12 @@ export interface RankingRule {
   costs(ctx: RankingContext, docs: Uint32Array): Int32Array;
   /** The cost every one of these documents has, when the rule cannot tell them apart. */
   constant?(ctx: RankingContext, docs: Uint32Array): number | null;
-  ranks(ctx: RankingContext, d: number, cost: number): Rank[];
-  detail(ctx: RankingContext, d: number, cost: number, order: number): DetailEntry;
+  /**
+   * The rank(s) of a document of cost `cost`; `paths` are the documents whose query paths
+   * this rule ranked (see {@link RankingContext.tilingMax}).
+   */
+  ranks(ctx: RankingContext, d: number, cost: number, paths: Uint32Array | null): Rank[];
+  detail(ctx: RankingContext, d: number, cost: number, order: number, paths: Uint32Array | null): DetailEntry;
 }
 
 /**

@@ -1,6 +1,10 @@
 // `typo`: fewer typos first. A document's cost is the smallest total over the ways its
 // units tile the kept terms; an n-gram costs its number of words on top of its typos.
+// The maximum (`maxTypoCount`) is what the query allows, not what was found: each word
+// its typo budget (at least one, a word may match split in two), over the query paths
+// the documents of the bucket took.
 
+import type { Unit } from '../search/derivations.js';
 import { bestTiling, type Level } from '../search/levels.js';
 import { NO_TYPO } from '../search/match-table.js';
 import { localScore, rankFromCost } from './rank.js';
@@ -25,8 +29,15 @@ export function typoCost(ctx: RankingContext, d: number): number {
   return Number.isFinite(c) ? c : 0;
 }
 
-function maxTypo(ctx: RankingContext, level: Level): number {
-  return ctx.memo(`typo:max:${level.index}`, () => Math.max(0, bestTiling(level, (u) => u.maxTypo, true)));
+function maxTypo(ctx: RankingContext, level: Level, paths: Uint32Array | null): number {
+  if (paths === null && ctx.queryTypoMax !== null) return ctx.queryTypoMax;
+  return ctx.tilingMax('typo', level, paths, budgetOf);
+}
+
+function budgetOf(tiling: readonly Unit[]): number {
+  let sum = 0;
+  for (const u of tiling) sum += u.typoBudget;
+  return sum;
 }
 
 export const typoRule: RankingRule = {
@@ -51,11 +62,11 @@ export const typoRule: RankingRule = {
     }
     return mapCosts(ctx, docs, (d) => typoCost(ctx, d));
   },
-  ranks(ctx, d, cost) {
-    return [rankFromCost(cost, maxTypo(ctx, ctx.levelOf(d)))];
+  ranks(ctx, d, cost, paths) {
+    return [rankFromCost(cost, maxTypo(ctx, ctx.levelOf(d), paths))];
   },
-  detail(ctx, d, cost, order) {
-    const max = maxTypo(ctx, ctx.levelOf(d));
+  detail(ctx, d, cost, order, paths) {
+    const max = maxTypo(ctx, ctx.levelOf(d), paths);
     return ['typo', { order, typoCount: cost, maxTypoCount: max, score: localScore(rankFromCost(cost, max)) }];
   },
 };

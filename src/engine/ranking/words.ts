@@ -1,5 +1,5 @@
 // `words`: documents matching more query terms first. The level a document reached
-// (how many terms the matching strategy had to drop) is its cost.
+// (how many terms the matching strategy had to drop to match it) gives its cost.
 
 import { localScore, type Rank } from './rank.js';
 import { mapCosts, type RankingContext, type RankingRule } from './rule.js';
@@ -16,7 +16,8 @@ export const wordsRule: RankingRule = {
     const idx = ctx.levelIndexes();
     if (idx) {
       const out = ctx.scratch.ints(docs.length);
-      for (let i = 0; i < docs.length; i++) out[i] = idx[docs[i]!]!;
+      const levels = ctx.levels;
+      for (let i = 0; i < docs.length; i++) out[i] = levels[idx[docs[i]!]!]!.removed;
       return out;
     }
     return mapCosts(ctx, docs, (d) => ctx.levelOf(d).removed);

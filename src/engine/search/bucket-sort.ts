@@ -2,8 +2,14 @@
 // bucket is split by the next rule, and so on, depth first, until enough documents are
 // out. Only the buckets that can reach the requested page are ever refined, which keeps
 // large result sets cheap. Ties left after the last rule stay in docid order.
+//
+// Scores come from the buckets, as in the reference: a rule's maxima depend on the query
+// paths the documents of the bucket before it took, so each returned hit keeps, per rule
+// applied, its bucket's cost and those documents. Rules a hit skipped (its bucket was
+// alone, or past the page) are applied to it alone afterwards; rules left out when the
+// time budget ran out are reported as skipped.
 
-import { globalScore, type Rank } from '../ranking/rank.js';
+import { globalScore, SKIPPED_RANK, type Rank } from '../ranking/rank.js';
 import type { RankingContext, RankingRule } from '../ranking/rule.js';
 import type { SearchScratch } from './scratch.js';
 
@@ -21,10 +27,34 @@ export interface BucketSortInput {
   deadline: number;
   /** Documents to rank before stopping (more than offset + limit when counting exactly). */
   evaluate: number;
+  /** Keep, for every returned hit, what its score is computed from. */
+  scores?: boolean;
+}
+
+/** One rule applied to a hit's bucket. */
+export interface BucketStep {
+  cost: number;
+  /**
+   * The documents whose query paths the rule ranked: the bucket of the last non-sort rule
+   * before it, null when none ran (every path of the query).
+   */
+  paths: Uint32Array | null;
+}
+
+/** What a returned hit's score is computed from. */
+export interface HitTrace {
+  /** One step per rule applied, in rule order. */
+  steps: BucketStep[];
+  /** The paths the next rule would rank. */
+  paths: Uint32Array | null;
+  /** The time budget ran out before the next rule: the rest is skipped. */
+  skipped: boolean;
 }
 
 export interface BucketSortOutput {
   hits: number[];
+  /** Per hit, with `scores`. */
+  traces: HitTrace[] | null;
   /** Candidates minus those dropped by the threshold or as duplicates. */
   candidates: number;
   degraded: boolean;
@@ -89,32 +119,43 @@ export function bucketSort(input: BucketSortInput): BucketSortOutput {
   const { ctx, rules, offset, limit, distinct, threshold, deadline } = input;
   const need = Math.max(input.evaluate, offset + limit);
   const hits: number[] = [];
+  const tracing = input.scores === true;
+  const traces: HitTrace[] | null = tracing ? [] : null;
+  const steps: BucketStep[] = [];
   const seen = new Set<string>();
   let emitted = 0;
   let dropped = 0;
   let degraded = false;
 
-  const emit = (docs: Uint32Array): boolean => {
+  const emit = (docs: Uint32Array, paths: Uint32Array | null, skipped: boolean): boolean => {
     for (let i = 0; i < docs.length; i++) {
       const d = docs[i]!;
       if (distinct && !firstOfDistinct(seen, distinct(d))) {
         dropped++;
         continue;
       }
-      if (emitted >= offset && hits.length < limit) hits.push(d);
+      if (emitted >= offset && hits.length < limit) {
+        hits.push(d);
+        traces?.push({ steps: steps.slice(), paths, skipped });
+      }
       emitted++;
       if (emitted >= need) return true;
     }
     return false;
   };
 
-  const sortBucket = (docs: Uint32Array, r: number, ranks: Rank[]): boolean => {
+  const sortBucket = (docs: Uint32Array, r: number, ranks: Rank[], paths: Uint32Array | null): boolean => {
     if (docs.length === 0) return false;
     // A bucket entirely before the offset, or alone, needs no further ordering.
-    if (r >= rules.length || (threshold === null && (docs.length === 1 || emitted + docs.length <= offset))) return emit(docs);
+    if (r >= rules.length || (threshold === null && (docs.length === 1 || emitted + docs.length <= offset))) return emit(docs, paths, false);
     if (performance.now() > deadline) {
       degraded = true;
-      return emit(docs);
+      // The reference scores what the budget left unranked as one skipped rule.
+      if (threshold !== null && globalScore([...ranks, SKIPPED_RANK]) < threshold) {
+        dropped += docs.length;
+        return false;
+      }
+      return emit(docs, paths, true);
     }
     const rule = rules[r]!;
     const same = rule.constant?.(ctx, docs) ?? null;
@@ -127,18 +168,21 @@ export function bucketSort(input: BucketSortInput): BucketSortOutput {
     for (const g of groups) {
       let next = ranks;
       if (threshold !== null && !rule.isSort) {
-        next = [...ranks, ...rule.ranks(ctx, g.docs[0]!, g.cost)];
+        next = [...ranks, ...rule.ranks(ctx, g.docs[0]!, g.cost, paths)];
         // A partial score bounds every final score of the bucket from above.
         if (globalScore(next) < threshold) {
           dropped += g.docs.length;
           continue;
         }
       }
-      if (sortBucket(g.docs, r + 1, next)) return true;
+      if (tracing) steps.push({ cost: g.cost, paths });
+      const done = sortBucket(g.docs, r + 1, next, rule.isSort ? paths : g.docs);
+      if (tracing) steps.pop();
+      if (done) return true;
     }
     return false;
   };
 
-  sortBucket(input.universe, 0, []);
-  return { hits, candidates: Math.max(0, input.universe.length - dropped), degraded };
+  sortBucket(input.universe, 0, [], null);
+  return { hits, traces, candidates: Math.max(0, input.universe.length - dropped), degraded };
 }

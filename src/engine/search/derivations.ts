@@ -37,6 +37,12 @@ export interface Unit {
   baseTypo: number;
   /** Highest typo cost of any source, base included. */
   maxTypo: number;
+  /**
+   * The typo cost the query allows this unit, base included: what the reference counts in
+   * `maxTypoCount`, whatever the index holds. A word allowed no typo still counts one (it
+   * may match split in two), a phrase none.
+   */
+  typoBudget: number;
   sources: Source[];
   /** Words of the exact term (one word, or a phrase), or null when the index lacks it. */
   exactWords: (string | null)[] | null;
@@ -59,6 +65,49 @@ function typosAllowed(word: string, opts: DerivationOptions): number {
   if (!opts.typoEnabled || opts.disableOnWords.has(word)) return 0;
   if (opts.disableOnNumbers && isNumeric(word)) return 0;
   return typoBudget(word, opts.thresholds);
+}
+
+/** A word term's (or n-gram's) typo budget from the typos its word is allowed. */
+function budgetOf(allowed: number, ngram: number): number {
+  return (ngram > 1 ? ngram : 0) + (allowed === 0 ? 1 : allowed);
+}
+
+/** Typos an n-gram of `n` words may have: those of the joined word, one less per extra word. */
+function ngramTypos(word: string, n: number, opts: DerivationOptions): number {
+  return Math.max(0, typosAllowed(word, opts) - (n - 1));
+}
+
+/** The query terms that can form an n-gram starting at `s` with `n` words, or null. */
+function ngramWords(terms: readonly QueryTerm[], s: number, n: number): string[] | null {
+  const slice = terms.slice(s, s + n);
+  if (slice.length < n || slice.some((t) => t.kind !== 'word')) return null;
+  const ws = slice as { lemma: string; position: number }[];
+  if (ws.some((t, k) => k > 0 && t.position !== ws[k - 1]!.position + 1)) return null;
+  return ws.map((t) => t.lemma);
+}
+
+/**
+ * The highest typo budget over every way to cover the terms with single terms and the
+ * 2- and 3-grams the query allows, whether or not the index holds them: the maximum of
+ * the typo rule when no `words` rule narrowed the query first (matching strategy `all`).
+ */
+export function queryTypoBudget(terms: readonly QueryTerm[], opts: DerivationOptions): number {
+  const best = new Array<number>(terms.length + 1).fill(-Infinity);
+  best[0] = 0;
+  for (let s = 0; s < terms.length; s++) {
+    const here = best[s]!;
+    const t = terms[s]!;
+    const single = t.kind === 'phrase' ? 0 : budgetOf(typosAllowed(t.lemma, opts), 1);
+    best[s + 1] = Math.max(best[s + 1]!, here + single);
+    for (let n = 2; n <= MAX_NGRAM; n++) {
+      const words = ngramWords(terms, s, n);
+      if (!words) continue;
+      const word = words.join('');
+      if (Buffer.byteLength(word) > MAX_WORD_BYTES) continue;
+      best[s + n] = Math.max(best[s + n]!, here + budgetOf(ngramTypos(word, n, opts), n));
+    }
+  }
+  return best[terms.length]!;
 }
 
 function livePosting(state: IndexState, id: number): Posting {
@@ -203,6 +252,7 @@ function newUnit(id: number, start: number, end: number, qpos: number, qposEnd: 
     id, start, end, qpos, qposEnd, isPhrase, isPrefix,
     baseTypo: end > start ? end - start + 1 : 0,
     maxTypo: 0,
+    typoBudget: 0,
     sources: [],
     exactWords: null,
     highlight: { words: [], phrases: [], prefix: null },
@@ -222,6 +272,7 @@ export function buildUnits(state: IndexState, terms: readonly QueryTerm[], opts:
   terms.forEach((t, i) => {
     if (t.kind === 'phrase') {
       const u = newUnit(units.length, i, i, t.start, t.end, true, false);
+      u.typoBudget = 0;
       const p = phrasePosting(state, t.words);
       if (p.docs.length > 0) u.sources.push({ posting: p, typo: 0, exact: true, wordId: -1 });
       u.exactWords = t.words;
@@ -230,20 +281,22 @@ export function buildUnits(state: IndexState, terms: readonly QueryTerm[], opts:
       return;
     }
     const u = newUnit(units.length, i, i, t.position, t.position, false, t.isPrefix);
-    wordSources(state, { word: t.lemma, maxTypo: typosAllowed(t.lemma, opts), isPrefix: t.isPrefix, ngramWords: null }, opts, u);
+    const allowed = typosAllowed(t.lemma, opts);
+    u.typoBudget = budgetOf(allowed, 1);
+    wordSources(state, { word: t.lemma, maxTypo: allowed, isPrefix: t.isPrefix, ngramWords: null }, opts, u);
     units.push(finishUnit(u));
   });
   for (let n = 2; n <= MAX_NGRAM; n++) {
     for (let s = 0; s + n <= terms.length; s++) {
-      const slice = terms.slice(s, s + n);
-      if (slice.some((t) => t.kind !== 'word')) continue;
-      const ws = slice as { lemma: string; position: number; isPrefix: boolean }[];
-      if (ws.some((t, k) => k > 0 && t.position !== ws[k - 1]!.position + 1)) continue;
-      const word = ws.map((t) => t.lemma).join('');
+      const lemmas = ngramWords(terms, s, n);
+      if (!lemmas) continue;
+      const ws = terms.slice(s, s + n) as { lemma: string; position: number; isPrefix: boolean }[];
+      const word = lemmas.join('');
       const last = ws[n - 1]!;
       const u = newUnit(units.length, s, s + n - 1, ws[0]!.position, last.position, false, last.isPrefix);
-      const maxTypo = Math.max(0, typosAllowed(word, opts) - (n - 1));
-      wordSources(state, { word, maxTypo, isPrefix: last.isPrefix, ngramWords: ws.map((t) => t.lemma) }, opts, u);
+      const maxTypo = ngramTypos(word, n, opts);
+      u.typoBudget = budgetOf(maxTypo, n);
+      wordSources(state, { word, maxTypo, isPrefix: last.isPrefix, ngramWords: lemmas }, opts, u);
       if (u.sources.length > 0) units.push(finishUnit(u));
     }
   }

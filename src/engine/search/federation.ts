@@ -9,7 +9,8 @@ import type { Doc } from '../documents/primary-key.js';
 import { localScore, mergeRank, type Rank } from '../ranking/rank.js';
 import type { RankedHit, ScoreValue } from './rank-query.js';
 
-export type Weighted = { score: number } | { sort: { ascending: boolean; value: unknown } };
+/** `vector`: a semantic similarity, which the reference never merges with ranks. */
+export type Weighted = { score: number; vector?: true } | { sort: { ascending: boolean; value: unknown } };
 
 /** Adjacent ranks merged into one score, times the query's weight. */
 export function weightedValues(values: readonly ScoreValue[], weight: number): Weighted[] {
@@ -23,7 +24,7 @@ export function weightedValues(values: readonly ScoreValue[], weight: number): W
     if ('rank' in v) acc = acc ? mergeRank(acc, v.rank) : v.rank;
     else {
       flush();
-      out.push({ sort: v.sort });
+      out.push('sort' in v ? { sort: v.sort } : { score: v.similarity * weight, vector: true });
     }
   }
   flush();
@@ -31,7 +32,7 @@ export function weightedValues(values: readonly ScoreValue[], weight: number): W
 }
 
 /** Ordering of two sort values as the reference's `compare_sort_values`: greater is better. */
-function compareSortValues(ascending: boolean, a: unknown, b: unknown): number {
+export function compareSortValues(ascending: boolean, a: unknown, b: unknown): number {
   const rank = (v: unknown) => (v === null || v === undefined ? 0 : typeof v === 'string' ? 1 : typeof v === 'number' ? 2 : -1);
   const ra = rank(a);
   const rb = rank(b);
@@ -88,7 +89,9 @@ export type WireScore =
   | { vectorSort: number };
 
 export function toWire(values: readonly Weighted[]): WireScore[] {
-  return values.map((v) => ('score' in v ? { weightedScore: v.score } : { sort: { asc: v.sort.ascending, value: v.sort.value } }));
+  return values.map((v) =>
+    'score' in v ? (v.vector ? { vectorSort: v.score } : { weightedScore: v.score }) : { sort: { asc: v.sort.ascending, value: v.sort.value } },
+  );
 }
 
 /** Null when `raw` is not a list of weighted score values. */
@@ -98,7 +101,7 @@ export function fromWire(raw: unknown): Weighted[] | null {
   for (const v of raw as Record<string, unknown>[]) {
     if (typeof v !== 'object' || v === null) return null;
     if (typeof v['weightedScore'] === 'number') out.push({ score: v['weightedScore'] });
-    else if (typeof v['vectorSort'] === 'number') out.push({ score: v['vectorSort'] });
+    else if (typeof v['vectorSort'] === 'number') out.push({ score: v['vectorSort'], vector: true });
     else if (typeof v['sort'] === 'object' && v['sort'] !== null) {
       const s = v['sort'] as { asc?: unknown; value?: unknown };
       out.push({ sort: { ascending: s.asc === true, value: s.value } });

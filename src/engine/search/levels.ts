@@ -1,9 +1,10 @@
 // Levels of the `words` rule and tilings of the query.
 //
-// Level 0 keeps every term; each further level removes one more term in the order the
-// matching strategy gives (`last`: from the end; `frequency`: most frequent first;
-// `all`: never). Phrases are never removed and, without phrases, the last term of the
-// removal order always stays. A document matches a level when its matched units can
+// Level 0 keeps every term; each further level removes one more group of terms in the
+// order the matching strategy gives (`last`: one term at a time from the end;
+// `frequency`: the terms matching the most documents first, terms matching none before
+// all others, equally frequent terms together; `all`: never). Phrases are never removed
+// and, without phrases, the last group of the removal order always stays. A document matches a level when its matched units can
 // tile the kept terms: a unit fits when all its terms are kept, and units follow each
 // other without overlap. Every graph-like rule (typo, proximity, attribute, exactness)
 // then minimizes its cost over the tilings available to the document.
@@ -15,7 +16,7 @@ export type MatchingStrategy = 'last' | 'all' | 'frequency';
 
 export interface Level {
   index: number;
-  /** Number of terms removed so far. */
+  /** Number of terms removed so far (the words rule's cost). */
   removed: number;
   /** Kept term indexes, ascending. */
   kept: number[];
@@ -32,22 +33,32 @@ export interface Level {
   simpleUnits: number[] | null;
 }
 
-export function removalOrder(terms: readonly QueryTerm[], strategy: MatchingStrategy, frequency: (term: number) => number): number[] {
+/** Groups of term indexes, in the order they are removed. */
+export function removalOrder(terms: readonly QueryTerm[], strategy: MatchingStrategy, frequency: (term: number) => number): number[][] {
   if (strategy === 'all') return [];
   const removable = terms.map((t, i) => ({ t, i })).filter((x) => x.t.kind === 'word').map((x) => x.i);
   const hasPhrase = removable.length < terms.length;
-  let order: number[];
-  if (strategy === 'last') order = [...removable].reverse();
-  else order = [...removable].sort((a, b) => frequency(b) - frequency(a) || b - a);
-  // Without a phrase, the last term of the order is what is left at the end.
+  let order: number[][];
+  if (strategy === 'last') order = [...removable].reverse().map((i) => [i]);
+  else {
+    // A term no document holds counts as the most frequent: it goes first.
+    const freq = new Map(removable.map((i) => [i, frequency(i) || Infinity]));
+    const byFreq = new Map<number, number[]>();
+    for (const i of removable) {
+      const f = freq.get(i)!;
+      byFreq.set(f, [...(byFreq.get(f) ?? []), i]);
+    }
+    order = [...byFreq.entries()].sort((a, b) => b[0] - a[0]).map(([, group]) => group);
+  }
+  // Without a phrase, the last group of the order is what is left at the end.
   return hasPhrase ? order : order.slice(0, Math.max(0, order.length - 1));
 }
 
-export function buildLevels(terms: readonly QueryTerm[], units: readonly Unit[], order: readonly number[]): Level[] {
+export function buildLevels(terms: readonly QueryTerm[], units: readonly Unit[], order: readonly (readonly number[])[]): Level[] {
   const levels: Level[] = [];
   const removed = new Set<number>();
   for (let l = 0; l <= order.length; l++) {
-    if (l > 0) removed.add(order[l - 1]!);
+    if (l > 0) for (const t of order[l - 1]!) removed.add(t);
     const kept = terms.map((_, i) => i).filter((i) => !removed.has(i));
     if (kept.length === 0) break;
     const slotOf = new Map(kept.map((t, s) => [t, s]));
@@ -62,7 +73,7 @@ export function buildLevels(terms: readonly QueryTerm[], units: readonly Unit[],
     for (const f of fit) byStart[f.from]!.push(f);
     levels.push({
       index: l,
-      removed: l,
+      removed: removed.size,
       kept,
       units: fit,
       byStart,
@@ -142,4 +153,41 @@ export function bestChain(
     }
   }
   return result;
+}
+
+/**
+ * The first tiling of the level, in the reference's path order (at each term, the single
+ * term before the n-grams starting there), made of units in `mask`; null when none tiles.
+ * A document belongs to the first path it matches: the maxima of the rules that follow
+ * are taken over the paths the documents of their bucket took.
+ */
+export function firstTiling(level: Level, mask: number): Unit[] | null {
+  const n = level.kept.length;
+  const path: Unit[] = [];
+  // Slots from which the end cannot be reached with these units: never retried.
+  const dead = new Uint8Array(n + 1);
+  const walk = (s: number): boolean => {
+    if (s === n) return true;
+    if (dead[s]) return false;
+    for (const f of level.byStart[s]!) {
+      if (((mask >>> f.unit.id) & 1) === 0) continue;
+      path.push(f.unit);
+      if (walk(f.to + 1)) return true;
+      path.pop();
+    }
+    dead[s] = 1;
+    return false;
+  };
+  return walk(0) ? path : null;
+}
+
+/** The proximity rule's highest cost along a tiling: 3 per pair adjacent in the query, plus the n-grams' extra words. */
+export function tilingProximityMax(tiling: readonly Unit[], maxPair: number): number {
+  let c = 0;
+  for (let i = 0; i < tiling.length; i++) {
+    const u = tiling[i]!;
+    c += u.end - u.start;
+    if (i > 0 && tiling[i - 1]!.qposEnd + 1 === u.qpos) c += maxPair;
+  }
+  return c;
 }

@@ -6,13 +6,13 @@ import { ApiError } from '../../errors/api-error.js';
 import { distinctKeys } from '../fulltext/field-values.js';
 import { isPathOrChild } from '../fulltext/field-table.js';
 import type { IndexState } from '../fulltext/index-state.js';
-import { globalScore, type Rank } from '../ranking/rank.js';
-import type { RankingContext } from '../ranking/rule.js';
+import { globalScore, SKIPPED_RANK, type Rank } from '../ranking/rank.js';
+import type { RankingContext, RankingRule } from '../ranking/rule.js';
 import { rankingRules, type SortCriterion } from '../ranking/rules.js';
 import type { IndexSettings } from '../settings/settings.js';
-import { bucketSort, firstOfDistinct } from './bucket-sort.js';
-import { buildUnits, type Unit } from './derivations.js';
-import { buildLevels, removalOrder, tiles, type Level, type MatchingStrategy } from './levels.js';
+import { bucketSort, firstOfDistinct, type HitTrace } from './bucket-sort.js';
+import { buildUnits, queryTypoBudget, type Unit } from './derivations.js';
+import { buildLevels, firstTiling, removalOrder, tiles, type Level, type MatchingStrategy } from './levels.js';
 import { MatchTable } from './match-table.js';
 import { OccurrenceFinder, type DocOccurrences } from './occurrences.js';
 import { bulkPairCosts, MAX_PAIR_COST } from './pair-proximity.js';
@@ -43,8 +43,8 @@ export interface SearchRequest {
   scores: boolean;
 }
 
-/** One rule's contribution, in rule order: a rank, or the value a sort rule used. */
-export type ScoreValue = { rank: Rank } | { sort: { ascending: boolean; value: unknown } };
+/** One rule's contribution, in rule order: a rank, the value a sort rule used, or a semantic similarity. */
+export type ScoreValue = { rank: Rank } | { sort: { ascending: boolean; value: unknown } } | { similarity: number };
 
 export interface RankedHit {
   docid: number;
@@ -125,8 +125,39 @@ class Context implements RankingContext {
     readonly maxWeight: number,
     readonly proximityByAttribute: boolean,
     readonly maxMatchingWords: number,
+    readonly queryTypoMax: number | null = null,
   ) {
     this.single = units.length === 1 && levels.length === 1 ? units[0]!.id : -1;
+  }
+
+  private readonly pathMaxima = new WeakMap<Uint32Array, Map<string, number>>();
+
+  tilingMax(key: string, level: Level, paths: Uint32Array | null, perTiling: (tiling: readonly Unit[]) => number): number {
+    if (paths === null || level.simpleUnits !== null || !this.table) {
+      return this.memo(`${key}:all:${level.index}`, () => Math.max(0, allTilingsMax(level, perTiling)));
+    }
+    let found = this.pathMaxima.get(paths);
+    if (!found) this.pathMaxima.set(paths, (found = new Map()));
+    const k = `${key}:${level.index}`;
+    const known = found.get(k);
+    if (known !== undefined) return known;
+    const byMask = this.memo(`tilings:${k}`, () => new Map<number, number>());
+    const t = this.table;
+    let max = 0;
+    let last = -1;
+    for (let i = 0; i < paths.length; i++) {
+      const mask = t.unitsOf(paths[i]!);
+      if (mask === last) continue;
+      last = mask;
+      let v = byMask.get(mask);
+      if (v === undefined) {
+        const tiling = firstTiling(level, mask);
+        byMask.set(mask, (v = tiling ? perTiling(tiling) : 0));
+      }
+      if (v > max) max = v;
+    }
+    found.set(k, max);
+    return max;
   }
 
   readonly single: number;
@@ -240,6 +271,71 @@ class Context implements RankingContext {
   }
 }
 
+/** The highest `perTiling` over every tiling of the level. */
+function allTilingsMax(level: Level, perTiling: (tiling: readonly Unit[]) => number): number {
+  const n = level.kept.length;
+  const path: Unit[] = [];
+  let max = -Infinity;
+  const walk = (s: number): void => {
+    if (s === n) {
+      max = Math.max(max, perTiling(path));
+      return;
+    }
+    for (const f of level.byStart[s]!) {
+      path.push(f.unit);
+      walk(f.to + 1);
+      path.pop();
+    }
+  };
+  walk(0);
+  return max;
+}
+
+/**
+ * A returned hit's `_rankingScore`, details and per-rule values, from the buckets it went
+ * through; the rules its bucket sort did not reach are applied to it alone.
+ */
+function scoreHit(ctx: RankingContext, rules: readonly RankingRule[], docid: number, trace: HitTrace): RankedHit {
+  const ranks: Rank[] = [];
+  const values: ScoreValue[] = [];
+  const details: RankedHit['details'] = {};
+  const one = Uint32Array.of(docid);
+  let paths = trace.paths;
+  for (let order = 0; order < rules.length; order++) {
+    const rule = rules[order]!;
+    let cost: number;
+    let rulePaths: Uint32Array | null;
+    const step = trace.steps[order];
+    if (step) {
+      cost = step.cost;
+      rulePaths = step.paths;
+    } else if (trace.skipped) {
+      details['skipped'] = { order };
+      ranks.push(SKIPPED_RANK);
+      values.push({ rank: SKIPPED_RANK });
+      break;
+    } else {
+      ctx.prepare(one);
+      cost = rule.costs(ctx, one)[0]!;
+      rulePaths = paths;
+      if (!rule.isSort) paths = one;
+    }
+    const own = rule.ranks(ctx, docid, cost, rulePaths);
+    ranks.push(...own);
+    const [key, value] = rule.detail(ctx, docid, cost, order, rulePaths);
+    details[key] = value;
+    if (rule.isSort) values.push(sortScoreValue(key, value));
+    else for (const r of own) values.push({ rank: r });
+  }
+  return { docid, score: globalScore(ranks), details, values };
+}
+
+/** A sort rule's value as merges compare it: the field's value, or the distance of a geo sort. */
+export function sortScoreValue(key: string, detail: Record<string, unknown>): ScoreValue {
+  const value = 'distance' in detail ? detail['distance'] : detail['value'];
+  return { sort: { ascending: key.endsWith(':asc'), value } };
+}
+
 /** A context for the sort rules alone (no query terms), e.g. to order semantic hits. */
 export function sortContext(state: IndexState, scratch: SearchScratch): RankingContext {
   return new Context(scratch, state, [], [], null, 0, false, 0);
@@ -262,29 +358,32 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
       universe = filterUniverse(state.docids, excluded);
     } else {
       const typo = settings.typoTolerance;
-      units = buildUnits(state, terms, {
+      const derivation = {
         typoEnabled: typo.enabled,
         thresholds: typo.minWordSizeForTypos,
         disableOnWords: new Set(typo.disableOnWords.map((w) => state.tokenizer.words(w)[0]?.lemma ?? w)),
         disableOnNumbers: typo.disableOnNumbers,
-      });
+      };
+      units = buildUnits(state, terms, derivation);
       const weights = queryWeights(state, settings, req.attributesToSearchOn);
       const exactFields = new Uint8Array(weights.length);
       for (let f = 0; f < weights.length; f++) if (state.rules.isExact(f)) exactFields[f] = 1;
       const anchored = req.matchingStrategy === 'all' || (req.matchingStrategy === 'last' && terms.every((x) => x.kind === 'word'));
       table = new MatchTable(state, units, { weights, exactFields, excluded, anchored }, units.length === 1, scratch);
       const t = table;
-      const termUnits = terms.map((_, i) => units.find((u) => u.start === i && u.end === i)!);
+      // A term's frequency counts the documents of every unit holding it, n-grams included.
       const freq = (i: number): number => {
-        const bit = termUnits[i]!.id;
+        let bits = 0;
+        for (const u of units) if (u.start <= i && i <= u.end) bits |= 1 << u.id;
         let n = 0;
-        for (const d of t.docs) if ((t.unitsOf(d) >>> bit) & 1) n++;
+        for (const d of t.docs) if ((t.unitsOf(d) & bits) !== 0) n++;
         return n;
       };
       const levels = buildLevels(terms, units, removalOrder(terms, req.matchingStrategy, freq));
       const phraseWords = terms.reduce((n, term) => n + (term.kind === 'phrase' ? term.words.filter((w) => w !== null).length : 0), 0);
       const maxMatchingWords = phraseWords > 0 ? phraseWords + terms.filter((x) => x.kind === 'word').length : terms.length;
-      ctx = new Context(scratch, state, units, levels, table, state.rules.maxWeight, settings.proximityPrecision === 'byAttribute', maxMatchingWords);
+      const typoMax = req.matchingStrategy === 'all' ? queryTypoBudget(terms, derivation) : null;
+      ctx = new Context(scratch, state, units, levels, table, state.rules.maxWeight, settings.proximityPrecision === 'byAttribute', maxMatchingWords, typoMax);
       const c = ctx;
       universe = c.candidates();
     }
@@ -311,6 +410,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
       threshold: req.rankingScoreThreshold,
       deadline,
       evaluate: req.evaluate,
+      scores: req.scores,
     });
     let candidates = sorted.candidates;
     if (distinct && req.exhaustiveCount) {
@@ -320,24 +420,9 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
       if (req.rankingScoreThreshold !== null) candidates = Math.min(candidates, sorted.candidates);
     }
     const c = ctx;
-    const hits: RankedHit[] = sorted.hits.map((docid) => {
-      if (!req.scores) return { docid, score: 1, details: {}, values: [] };
-      const ranks: Rank[] = [];
-      const values: ScoreValue[] = [];
-      const details: RankedHit['details'] = {};
-      rules.forEach((rule, order) => {
-        const one = Uint32Array.of(docid);
-        c.prepare(one);
-        const cost = rule.costs(c, one)[0]!;
-        const own = rule.ranks(c, docid, cost);
-        ranks.push(...own);
-        const [key, value] = rule.detail(c, docid, cost, order);
-        details[key] = value;
-        if (rule.isSort) values.push({ sort: { ascending: key.endsWith(':asc'), value: value['value'] } });
-        else for (const r of own) values.push({ rank: r });
-      });
-      return { docid, score: globalScore(ranks), details, values };
-    });
+    const hits: RankedHit[] = sorted.hits.map((docid, i) =>
+      req.scores ? scoreHit(c, rules, docid, sorted.traces![i]!) : { docid, score: 1, details: {}, values: [] },
+    );
     return { hits, candidates, universe, terms, units, degraded: sorted.degraded };
   } finally {
     ctx?.release();

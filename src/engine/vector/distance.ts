@@ -34,10 +34,11 @@ export function dotAt(a: Float32Array, data: Float32Array, off: number, dims: nu
 /**
  * The reference's similarity: one minus the cosine distance scaled to [0, 1], so 1 is the
  * same direction, 0.5 orthogonal and 0 opposite. Two unit vectors' dot product is their cosine.
+ * The reference computes it in single precision, which is what its scores show.
  */
 export function similarityOf(dot: number): number {
   const cos = Math.max(-1, Math.min(1, dot));
-  return 1 - (1 - cos) / 2;
+  return Math.fround(1 - (1 - cos) / 2);
 }
 
 /** Binary quantization: each dimension keeps only its sign, as -1 or 1. */

@@ -12,6 +12,7 @@ import {
   resolveEmbedder,
   semanticSearch,
   vectorScoreDetails,
+  vectorScoreValues,
   type ResolvedEmbedder,
   type SemanticOrder,
 } from './semantic-search.js';
@@ -129,11 +130,12 @@ export class SemanticPlan {
         : allowed
           ? Uint32Array.from(maskDocids(allowed))
           : Uint32Array.from(this.h.ext.values()).sort();
+    const order = ordering.order;
     const semHit = (docid: number, similarity: number | null): RankedLike => ({
       docid,
       score: similarity ?? 0,
-      details: vectorScoreDetails(similarity),
-      values: [{ rank: { rank: Math.round((similarity ?? 0) * 1e6), max: 1e6 } }],
+      details: vectorScoreDetails(similarity, order, docid),
+      values: vectorScoreValues(similarity, order, docid),
     });
     if (this.kind === 'semantic') {
       const hits = sem.hits.slice(w.offset).map((x) => semHit(x.docid, x.similarity));
@@ -143,7 +145,7 @@ export class SemanticPlan {
     }
     const byDoc = new Map(keyword.hits.map((k) => [k.docid, k]));
     const simOf = new Map(sem.hits.map((s) => [s.docid, s.similarity]));
-    const merged = hybridMerge(keyword.hits, sem.hits, this.ratio, w.offset, w.limit, ordering.distinct);
+    const merged = hybridMerge(keyword.hits, sem.hits, this.ratio, w.offset, w.limit, ordering.distinct, (h) => vectorScoreValues(h.similarity, order, h.docid));
     this.semanticHitCount = merged.semanticHitCount;
     const hits = merged.hits.map((m) => (m.semantic ? semHit(m.docid, simOf.get(m.docid) ?? null) : byDoc.get(m.docid)!));
     const candidates = threshold !== null ? new Set([...keyword.universe, ...sem.hits.map((s) => s.docid)]).size : Math.max(keyword.candidates, sem.candidates);

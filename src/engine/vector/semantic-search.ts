@@ -13,6 +13,8 @@ import type { EmbedderState } from './embedder-state.js';
 import { VECTORS_PART, type VectorIndex } from './vector-index.js';
 import type { RankingContext, RankingRule } from '../ranking/rule.js';
 import { bucketSort, firstOfDistinct } from '../search/bucket-sort.js';
+import { compareSortValues, weightedValues, type Weighted } from '../search/federation.js';
+import { sortScoreValue, type ScoreValue } from '../search/rank-query.js';
 
 export function vectorPartOf(h: IndexHandle): VectorIndex | null {
   return h.search instanceof CompositeIndex ? (h.search.part<VectorIndex>(VECTORS_PART) ?? null) : null;
@@ -246,15 +248,36 @@ function sortedFirst(
   return { hits: sorted.hits.map((d) => ({ docid: d, similarity: sims.get(d) ?? null })), candidates };
 }
 
-/** `_rankingScoreDetails` of a semantic hit. */
-export function vectorScoreDetails(similarity: number | null): Record<string, Record<string, unknown>> {
-  return { vectorSort: { order: 0, similarity } };
+/** `_rankingScoreDetails` of a semantic hit: the sort rules around the vector sort, in rule order. */
+export function vectorScoreDetails(similarity: number | null, order?: SemanticOrder | null, docid = -1): Record<string, Record<string, unknown>> {
+  if (!order || order.before.length + order.after.length === 0) return { vectorSort: { order: 0, similarity } };
+  const out: Record<string, Record<string, unknown>> = {};
+  let at = 0;
+  const sortDetail = (rule: RankingRule) => {
+    const [key, value] = rule.detail(order.ctx, docid, 0, at++, null);
+    out[key] = value;
+  };
+  for (const r of order.before) sortDetail(r);
+  out['vectorSort'] = { order: at++, similarity };
+  for (const r of order.after) sortDetail(r);
+  return out;
+}
+
+/** A semantic hit's values as a hybrid or federated merge compares them (the reference's `score_values`). */
+export function vectorScoreValues(similarity: number | null, order?: SemanticOrder | null, docid = -1): ScoreValue[] {
+  const sortValue = (rule: RankingRule): ScoreValue => {
+    const [key, value] = rule.detail(order!.ctx, docid, 0, 0, null);
+    return sortScoreValue(key, value);
+  };
+  return [...(order?.before ?? []).map(sortValue), { similarity: similarity ?? 0 }, ...(order?.after ?? []).map(sortValue)];
 }
 
 /** A keyword hit as the hybrid merge needs it. */
 export interface KeywordHit {
   docid: number;
   score: number;
+  /** Its rule-by-rule values; its global score alone when absent. */
+  values?: readonly ScoreValue[];
 }
 
 export interface MergedHit {
@@ -272,9 +295,36 @@ export function keywordGoodEnough(keyword: readonly KeywordHit[], wanted: number
 }
 
 /**
- * Keyword and semantic results interleaved by weighted score (keyword × (1 − ratio),
- * semantic × ratio; semantic first on ties), each document (and distinct value) once, then
- * `offset`/`limit`.
+ * The reference's `compare_scores` of two weighted value lists: positive when `a` ranks
+ * first. Scores equal within an epsilon and equal sort values go on to the next value; a
+ * score beats a sort value unless it is zero; the longer list wins a common prefix.
+ */
+export function compareWeighted(a: readonly Weighted[], b: readonly Weighted[]): number {
+  for (let i = 0; ; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (!x && !y) return 0;
+    if (!x) return -1;
+    if (!y) return 1;
+    if ('score' in x && 'score' in y) {
+      if (Math.abs(x.score - y.score) <= Number.EPSILON) continue;
+      return x.score - y.score;
+    }
+    if ('sort' in x && 'sort' in y) {
+      if (x.sort.ascending !== y.sort.ascending) continue;
+      const c = compareSortValues(x.sort.ascending, x.sort.value, y.sort.value);
+      if (c !== 0) return c;
+      continue;
+    }
+    if ('score' in x) return x.score === 0 ? -1 : 1;
+    return (y as { score: number }).score === 0 ? 1 : -1;
+  }
+}
+
+/**
+ * Keyword and semantic results interleaved as the reference does: value by value, keyword
+ * ones weighted by (1 − ratio) and semantic ones by the ratio, semantic first on ties;
+ * each document (and distinct value) once, then `offset`/`limit`.
  */
 export function hybridMerge(
   keyword: readonly KeywordHit[],
@@ -283,22 +333,21 @@ export function hybridMerge(
   offset: number,
   limit: number,
   distinct: ((d: number) => string[]) | null = null,
+  semanticValues: (h: SemanticHit) => ScoreValue[] = (h) => [{ similarity: h.similarity ?? 0 }],
 ): { hits: MergedHit[]; semanticHitCount: number } {
   const out: MergedHit[] = [];
   const seen = new Set<number>();
   const seenKeys = new Set<string>();
+  const kw = keyword.map((k): Weighted[] => (k.values ? weightedValues(k.values, 1 - ratio) : [{ score: k.score * (1 - ratio) }]));
+  const sem = semantic.map((h) => weightedValues(semanticValues(h), ratio));
   let i = 0;
   let j = 0;
   let skipped = 0;
   let semanticHitCount = 0;
   while ((i < keyword.length || j < semantic.length) && out.length < limit) {
-    const k = keyword[i];
-    const s = semantic[j];
-    const sScore = s ? (s.similarity ?? 0) * ratio : -Infinity;
-    const kScore = k ? k.score * (1 - ratio) : -Infinity;
-    const takeSemantic = s !== undefined && (k === undefined || sScore >= kScore);
-    const docid = takeSemantic ? s!.docid : k!.docid;
-    const score = takeSemantic ? (s!.similarity ?? 0) : k!.score;
+    const takeSemantic = j < semantic.length && (i >= keyword.length || compareWeighted(sem[j]!, kw[i]!) >= 0);
+    const docid = takeSemantic ? semantic[j]!.docid : keyword[i]!.docid;
+    const score = takeSemantic ? (semantic[j]!.similarity ?? 0) : keyword[i]!.score;
     if (takeSemantic) j++;
     else i++;
     if (seen.has(docid)) continue;

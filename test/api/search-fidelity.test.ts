@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Hit } from 'meilisearch';
+import { startTestNode, type TestNode } from '../helpers/node.js';
+import { dataset } from '../fixtures/index.js';
+import { call, write } from '../helpers/vector-api.js';
+
+// Search behaviours checked against the reference engine's own answers: the expected
+// scores and orders below are those its tests and its JavaScript client's tests assert
+// (document sets from test/fixtures, the reference's test fixtures). Scores compare to 14
+// digits where the reference's test harness, parsing its answers, can be one unit off in
+// the last place.
+
+let t: TestNode;
+beforeAll(async () => {
+  t = await startTestNode();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const ids = (hits: Hit[]) => hits.map((h) => h['id']);
+
+// The JavaScript client's book set.
+const books = [
+  { id: 123, title: 'Pride and Prejudice', comment: 'A great book', genre: 'romance' },
+  { id: 456, title: 'Le Petit Prince', comment: 'A french book', genre: 'adventure' },
+  { id: 2, title: 'Le Rouge et le Noir', comment: 'Another french book', genre: 'romance' },
+  { id: 1, title: 'Alice In Wonderland', comment: 'A weird book', genre: 'adventure' },
+  { id: 1344, title: 'The Hobbit', comment: 'An awesome book', genre: 'sci fi' },
+  { id: 4, title: 'Harry Potter and the Half-Blood Prince', comment: 'The best book', genre: 'fantasy' },
+  { id: 42, title: "The Hitchhiker's Guide to the Galaxy", genre: 'fantasy' },
+];
+
+describe('ranking scores', () => {
+  beforeAll(async () => {
+    await t.client.index('score').addDocuments(dataset('score')).waitTask();
+    await t.client.index('movies').addDocuments(dataset('movies')).waitTask();
+    await t.client.index('books').addDocuments(books).waitTask();
+  });
+
+  it('follow the reference per rule and combined', async () => {
+    const r = await t.client.index('score').search('Badman the dark knight returns 1', { showRankingScore: true });
+    expect(r.hits.map((h) => [h['id'], h._rankingScore])).toEqual([
+      ['A', 0.9746605609456898],
+      ['B', 0.8055252965383685],
+      ['E', 0.16666666666666666],
+      ['C', 0.07702020202020202],
+      ['D', 0.07702020202020202],
+    ]);
+  });
+
+  it('show each rule as the reference does, maxTypoCount being the typos the query allowed', async () => {
+    const r = await t.client.index('movies').search('train dragon', { showRankingScoreDetails: true });
+    expect(r.hits.map((h) => h._rankingScoreDetails)).toEqual([
+      {
+        words: { order: 0, matchingWords: 2, maxMatchingWords: 2, score: 1 },
+        typo: { order: 1, typoCount: 0, maxTypoCount: 2, score: 1 },
+        proximity: { order: 2, score: 0.75 },
+        attribute: { order: 3, attributeRankingOrderScore: 1, queryWordDistanceScore: 0.8095238095238095, score: 0.8095238095238095 },
+        exactness: { order: 4, matchType: 'noExactMatch', matchingWords: 2, maxMatchingWords: 2, score: 0.3333333333333333 },
+      },
+    ]);
+    // A word too short for typos still counts one: it may match split in two.
+    const short = await t.client.index('books').search('the hobbit', { showRankingScoreDetails: true, attributesToSearchOn: ['title'] });
+    expect(short.hits[0]!._rankingScoreDetails!['typo']).toEqual({ order: 1, typoCount: 0, maxTypoCount: 2, score: 1 });
+  });
+
+  it('cut at rankingScoreThreshold what the reference cuts', async () => {
+    const scores = async (q: string, threshold: number) => {
+      const r = await t.client.index('score').search(q, { showRankingScore: true, rankingScoreThreshold: threshold });
+      return { total: r.estimatedTotalHits, hits: r.hits.map((h) => [h['id'], h._rankingScore]) };
+    };
+    const q = 'Badman dark returns 1';
+    const all = await scores(q, 0);
+    expect(all.total).toBe(5);
+    expect(all.hits.map(([id]) => id)).toEqual(['A', 'B', 'E', 'C', 'D']);
+    const expected = [0.93430081300813, 0.6685627880184332, 0.25, 0.11553030303030302, 0.11553030303030302];
+    all.hits.forEach(([, score], i) => expect(score).toBeCloseTo(expected[i]!, 14));
+    expect(await scores(q, 0.2)).toMatchObject({ total: 3, hits: [['A', expect.any(Number)], ['B', expect.any(Number)], ['E', 0.25]] });
+    expect((await scores(q, 0.5)).total).toBe(2);
+    expect((await scores(q, 0.8)).hits.map(([id]) => id)).toEqual(['A']);
+    expect(await scores(q, 1)).toEqual({ total: 0, hits: [] });
+
+    // The JavaScript client's own check: "prince" scores between 0.8 and 0.9 in its book set.
+    const prince = await t.client.index('books').search('prince', { showRankingScore: true, rankingScoreThreshold: 0.8 });
+    expect(prince.hits.map((h) => h['title'])).toEqual(['Le Petit Prince', 'Harry Potter and the Half-Blood Prince']);
+    for (const h of prince.hits) expect(h._rankingScore).toBeGreaterThanOrEqual(0.8);
+    expect((await t.client.index('books').search('prince', { rankingScoreThreshold: 0.9 })).hits).toEqual([]);
+  });
+
+  it('report the rules the time budget left out as skipped, which lowers the score', async () => {
+    const index = t.client.index('degraded');
+    await index.addDocuments(dataset('nested')).waitTask();
+    await index.updateSettings({ searchCutoffMs: 0 }).waitTask();
+    const r = await index.search('b', { attributesToRetrieve: ['id'], showRankingScoreDetails: true, showRankingScore: true });
+    expect(r.hits.length).toBeGreaterThan(0);
+    for (const h of r.hits) {
+      expect(h._rankingScoreDetails).toEqual({ skipped: { order: 0 } });
+      expect(h._rankingScore).toBe(0);
+    }
+  });
+});
+
+describe('hybrid search', () => {
+  beforeAll(async () => {
+    await write(t, 'PATCH', '/indexes/vec/settings', { embedders: { default: { source: 'userProvided', dimensions: 2 } } });
+    await write(t, 'POST', '/indexes/vec/documents', [
+      { title: 'Shazam!', desc: 'a Captain Marvel ersatz', id: '1', _vectors: { default: [1.0, 3.0] } },
+      { title: 'Captain Planet', desc: "He's not part of the Marvel Cinematic Universe", id: '2', _vectors: { default: [1.0, 2.0] } },
+      { title: 'Captain Marvel', desc: 'a Shazam ersatz', id: '3', _vectors: { default: [2.0, 3.0] } },
+    ]);
+  });
+
+  it('mixes keyword and semantic hits by semanticRatio as the reference does', async () => {
+    const search = async (semanticRatio: number) => {
+      const r = await call(t, 'POST', '/indexes/vec/search', { q: 'Captain', vector: [1, 1], hybrid: { semanticRatio, embedder: 'default' }, showRankingScore: true });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return { hits: r.body['hits'].map((h: any) => [h.id, h._rankingScore]), semanticHitCount: r.body['semanticHitCount'] };
+    };
+    const low = await search(0.2);
+    expect(low.hits.map(([id]: [string]) => id)).toEqual(['2', '3', '1']);
+    expect(low.semanticHitCount).toBe(0);
+    const half = await search(0.5);
+    expect(half.hits.map(([id]: [string]) => id)).toEqual(['3', '2', '1']);
+    // Keyword score, then semantic similarities, in single precision as the reference computes them.
+    expect(half.hits[1][1]).toBeCloseTo(0.9848484848484848, 14);
+    expect(half.hits[0][1]).toBeCloseTo(0.990290343761444, 14);
+    expect(half.hits[2][1]).toBeCloseTo(0.9472135901451112, 14);
+    expect(half.semanticHitCount).toBe(2);
+    const high = await search(0.8);
+    expect(high.hits.map(([id]: [string]) => id)).toEqual(['3', '2', '1']);
+    expect(high.semanticHitCount).toBe(3);
+    expect(high.hits[1][1]).toBe(0.974341630935669);
+  });
+});
