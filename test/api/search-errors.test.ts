@@ -106,7 +106,7 @@ describe('parameters that depend on the settings', () => {
     expectError(
       await post('configured', { q: 'captain', attributesToSearchOn: ['unknown'] }),
       'invalid_search_attributes_to_search_on',
-      'Index `configured`: Attribute `unknown` is not searchable. Available searchable attributes are: `title, id`.',
+      'Index `configured`: Attribute `unknown` is not searchable. Available searchable attributes are: `id, title`.',
     );
     expect((await post('movies', { q: 'captain', attributesToSearchOn: ['unknown'] })).status).toBe(200);
   });

@@ -133,3 +133,81 @@ describe('hybrid search', () => {
     expect(high.hits[1][1]).toBe(0.974341630935669);
   });
 });
+
+describe('attributesToSearchOn', () => {
+  const nested = [
+    {
+      details: { title: 'Shazam!', desc: 'a Captain Marvel ersatz', weaknesses: ['magic', 'requires transformation'], outfit: { has_cape: true, colors: { primary: 'red', secondary: 'gold' } } },
+      id: '1',
+    },
+    { details: { title: 'Captain Planet', desc: "He's not part of the Marvel Cinematic Universe", blue_skin: true, outfit: { has_cape: false } }, id: '2' },
+    { details: { title: 'Captain Marvel', desc: 'a Shazam ersatz', weaknesses: ['magic', 'power instability'], outfit: { has_cape: false } }, id: '3' },
+  ];
+  beforeAll(async () => {
+    await t.client.index('nested-on').addDocuments(nested).waitTask();
+    await t.client.index('nested-set').addDocuments(nested).waitTask();
+    await t.client.index('nested-set').updateSearchableAttributes(['details.title']).waitTask();
+    await t.client.index('restrict').addDocuments([
+      { title: 'Captain Marvel', desc: 'a Shazam ersatz', footer: 'The story of Captain Marvel', id: '1' },
+      { title: 'The Avengers', desc: 'Captain Marvel is far from the earth', footer: 'A super hero team', id: '2' },
+    ]).waitTask();
+  });
+  const count = async (uid: string, q: string, on: string[], extra = {}) => (await t.client.index(uid).search(q, { attributesToSearchOn: on, ...extra })).hits.length;
+
+  it('understands `*.title` and `details.*` patterns over nested fields', async () => {
+    expect(await count('nested-on', 'Captain Marvel', ['*.title'])).toBe(2);
+    expect(await count('nested-on', 'Captain Marvel', ['details.*'])).toBe(3);
+    expect(await count('nested-on', 'gold', ['details.*'])).toBe(1);
+    expect(await count('nested-on', 'true', ['details.*'])).toBe(2);
+    expect(await count('nested-set', 'Captain Marvel', ['details.*'])).toBe(2);
+    expect(await count('nested-on', 'Captain Mar', ['*.title'])).toBe(2);
+    expect(await count('nested-on', 'mag', ['details.*'])).toBe(2);
+    expect(await count('nested-on', 'Captain Marvel', ['*.title'], { matchingStrategy: 'all' })).toBe(1);
+  });
+
+  it('ignores patterns matching nothing without searchable attributes set, and refuses them otherwise', async () => {
+    expect(await count('nested-on', 'Captain Marvel', ['unknown.*', '*.unknown'])).toBe(0);
+    expect(await count('nested-on', 'Captain Marvel', ['unknown.*', '*.unknown', '*.title'])).toBe(2);
+    const r = await call(t, 'POST', '/indexes/nested-set/search', { q: 'x', attributesToSearchOn: ['*.unknown'] });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({
+      message: 'Index `nested-set`: Attribute `*.unknown` is not searchable. Available searchable attributes are: `details.title`.',
+      code: 'invalid_search_attributes_to_search_on',
+      type: 'invalid_request',
+      link: 'https://docs.meilisearch.com/errors#invalid_search_attributes_to_search_on',
+    });
+    // Searchable fields the displayed attributes hide stay unnamed.
+    const hidden = t.client.index('nested-hidden');
+    await hidden.addDocuments(nested).waitTask();
+    await hidden.updateSettings({ searchableAttributes: ['details.title', 'details.desc'], displayedAttributes: ['id', 'details.title'] }).waitTask();
+    const h = await call(t, 'POST', '/indexes/nested-hidden/search', { q: 'x', attributesToSearchOn: ['details.outfit'] });
+    expect(h.body['message']).toBe('Index `nested-hidden`: Attribute `details.outfit` is not searchable. Available searchable attributes are: `details.title, <..hidden-attributes>`.');
+    expect(await count('nested-hidden', 'ersatz', ['*.desc'])).toBe(2);
+  });
+
+  it('takes `*.title` in searchableAttributes as a name, as the reference does, not as a pattern', async () => {
+    const idx = t.client.index('nested-literal');
+    await idx.addDocuments(nested).waitTask();
+    await idx.updateSearchableAttributes(['*.title']).waitTask();
+    expect((await idx.search('Captain Marvel')).hits).toEqual([]);
+    await idx.updateSearchableAttributes(['details.title', '*.title']).waitTask();
+    expect((await idx.search('Captain Marvel')).hits.length).toBe(2);
+  });
+
+  it('keeps the order of searchableAttributes, whatever order it lists', async () => {
+    const order = async (uid: string, on: string[]) => ids((await t.client.index(uid).search('Captain Marvel', { attributesToSearchOn: on, attributesToRetrieve: ['id'] })).hits);
+    expect(await order('nested-on', ['*.desc', '*.title'])).toEqual(['3', '1', '2']);
+    expect(await order('nested-on', ['details.*'])).toEqual(['3', '1', '2']);
+    // As in the reference, the fields listed pick the candidates; the ranking reads every
+    // searchable field: document 1's title is exactly the query.
+    expect(await order('restrict', ['desc', 'footer'])).toEqual(['1', '2']);
+    const two = t.client.index('two-fields');
+    await two.addDocuments([{ id: 'x', a: 'captain', b: 'none' }, { id: 'y', a: 'none', b: 'captain' }]).waitTask();
+    await two.updateSearchableAttributes(['b', 'a']).waitTask();
+    for (const on of [['a', 'b'], ['b', 'a']]) {
+      const r = await two.search('captain', { attributesToSearchOn: on, showRankingScoreDetails: true });
+      expect(ids(r.hits)).toEqual(['y', 'x']);
+      expect(r.hits.map((h) => (h._rankingScoreDetails!['attribute'] as unknown as Record<string, number>)['attributeRankingOrderScore'])).toEqual([1, 0.5]);
+    }
+  });
+});

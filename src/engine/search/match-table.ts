@@ -5,7 +5,7 @@
 // so a query costs time proportional to the postings it reads, not to the index size.
 
 import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
-import type { Unit } from './derivations.js';
+import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
 import type { Posting } from '../fulltext/postings.js';
@@ -20,6 +20,13 @@ export { bucketedPosition, costFromDistance, EXACT_AT_START, EXACT_PRESENT, EXAC
 export interface ScanOptions {
   /** Weight per field id for this query; -1 when the field is not searched. */
   weights: Int32Array;
+  /**
+   * With `attributesToSearchOn`, the weights of every searchable field: as in the
+   * reference, the searched fields pick the candidates and their typo counts, while the
+   * attribute, position, exactness and proximity costs read every searchable field (at
+   * the typo count the searched fields gave). Null when every searchable field is searched.
+   */
+  rankWeights?: Int32Array | null;
   /** Fields where only exact (zero-typo) derivations count. */
   exactFields: Uint8Array;
   /** Documents that can never match (negated words, filter), or null. */
@@ -203,7 +210,7 @@ export class MatchTable {
       parts.push(postingId(src.posting), src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
     }
     if (entries < CACHED_SCAN_MIN_ENTRIES) return null;
-    return `scan:${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.exactFields.join(',')}`;
+    return `scan:${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.rankWeights?.join(',') ?? ''}|${this.opts.exactFields.join(',')}`;
   }
 
   /** Fills the table from a kept scan of this state, if there is one. */
@@ -257,8 +264,20 @@ export class MatchTable {
   }
 
   private scanUnit(u: Unit): void {
+    // Fewest typos first: a slot then only ever meets equal or more typos, and a prefix
+    // list before the exact word, whose positions it already holds.
+    const sources = [...u.sources].sort((a, b) => a.typo - b.typo || Number(!a.prefixList) - Number(!b.prefixList));
+    this.scanSources(u, sources, false);
+    // Fields searchable but not searched come second: they add costs at the typo count
+    // the searched fields settled, never a match.
+    if (this.opts.rankWeights) this.scanSources(u, sources, true);
+  }
+
+  private scanSources(u: Unit, sources: readonly Source[], unsearched: boolean): void {
     const { mask, agg, U } = this;
-    const { weights, exactFields, excluded } = this.opts;
+    const { exactFields, excluded } = this.opts;
+    const weights = unsearched ? this.opts.rankWeights! : this.opts.weights;
+    const searched = this.opts.weights;
     const blocks = this.blocks;
     const bit = (1 << u.id) >>> 0;
     const terms = u.end - u.start + 1;
@@ -266,9 +285,6 @@ export class MatchTable {
     const positions = u.qposEnd - u.qpos + 1;
     const nw = weights.length;
     const simple = q === 0 && terms === 1;
-    // Fewest typos first: a slot then only ever meets equal or more typos, and a prefix
-    // list before the exact word, whose positions it already holds.
-    const sources = [...u.sources].sort((a, b) => a.typo - b.typo || Number(!a.prefixList) - Number(!b.prefixList));
     const listed = sources.some((s) => s.prefixList);
     for (const src of sources) {
       const docs = src.posting.docs;
@@ -290,6 +306,7 @@ export class MatchTable {
           lastF = f;
           if (excluded !== null && excluded[d] === 1) continue;
           if (f >= nw || weights[f]! < 0) continue;
+          if (unsearched && (searched[f]! >= 0 || (mask[d]! & bit) === 0)) continue;
           let flags = EXACT_PRESENT;
           if (p === q) {
             flags |= EXACT_AT_START;
@@ -310,6 +327,7 @@ export class MatchTable {
         const w = f < nw ? weights[f]! : -1;
         if (w < 0) continue;
         if (typoSource && exactFields[f] === 1) continue;
+        if (unsearched && (searched[f]! >= 0 || (mask[d]! & bit) === 0)) continue;
         const p = fp & 0xffff;
         const slot = d * U + u.id;
         let flags = 0;
@@ -320,11 +338,16 @@ export class MatchTable {
             if (this.fieldCounts(f)[d] === positions) flags |= EXACT_WHOLE_FIELD;
           }
         }
+        const cur = agg[slot]!;
+        const ct = cur & TYPO_MASK;
+        if (unsearched) {
+          if (ct === tt) agg[slot] = merge(cur, tt, simple ? COST_AT_0[p]! : positionCost(p, q, terms), w * terms, flags);
+          else if (flags !== 0) agg[slot] = (cur | (flags << EXACT_SHIFT)) >>> 0;
+          continue;
+        }
         const m = mask[d]!;
         if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
         mask[d] = (m | bit) >>> 0;
-        const cur = agg[slot]!;
-        const ct = cur & TYPO_MASK;
         if (ct === 0) {
           const pc = simple ? COST_AT_0[p]! : positionCost(p, q, terms);
           let fc = w * terms;
@@ -364,12 +387,21 @@ export class MatchTable {
 
   /** The same aggregates as the posting scan, from the document's own record. */
   private fillFromRecord(d: number): void {
+    this.fillPass(d, false);
+    if (this.opts.rankWeights) this.fillPass(d, true);
+    this.mask[d] = (this.mask[d]! | DONE) >>> 0;
+  }
+
+  private fillPass(d: number, unsearched: boolean): void {
     const { agg, U, units } = this;
-    const { weights, exactFields } = this.opts;
+    const { exactFields } = this.opts;
+    const weights = unsearched ? this.opts.rankWeights! : this.opts.weights;
+    const searched = this.opts.weights;
     const base = d * U;
     this.words.forEachMatch(this.state, d, (uid, typo, exact, fp) => {
       const f = fp >>> 16;
       if (f >= weights.length || weights[f]! < 0) return;
+      if (unsearched && (searched[f]! >= 0 || ((this.mask[d]! >>> uid) & 1) === 0)) return;
       const u = units[uid]!;
       if (typo > u.baseTypo && exactFields[f] === 1) return;
       const p = fp & 0xffff;
@@ -382,9 +414,14 @@ export class MatchTable {
           if (this.fieldCounts(f)[d] === u.qposEnd - u.qpos + 1) flags |= EXACT_WHOLE_FIELD;
         }
       }
-      agg[base + uid] = merge(agg[base + uid]!, typo + 1, positionCost(p, u.qpos, terms), weights[f]! * terms, flags);
+      const cur = agg[base + uid]!;
+      // An unsearched field never sets the typo count, it only adds costs at it.
+      if (unsearched && (cur & TYPO_MASK) !== typo + 1) {
+        if (flags !== 0) agg[base + uid] = (cur | (flags << EXACT_SHIFT)) >>> 0;
+        return;
+      }
+      agg[base + uid] = merge(cur, typo + 1, positionCost(p, u.qpos, terms), weights[f]! * terms, flags);
     });
-    this.mask[d] = (this.mask[d]! | DONE) >>> 0;
   }
 
   /** Bits of the units the document matches. */

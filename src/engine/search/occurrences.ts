@@ -27,7 +27,8 @@ export class OccurrenceFinder {
     if (cached) return cached;
     const out: DocOccurrences = { any: [], exact: [] };
     const table = this.table;
-    const weights = table.opts.weights;
+    // Every searchable field counts for proximity and exactness, searched or not.
+    const weights = table.opts.rankWeights ?? table.opts.weights;
     const exactFields = table.opts.exactFields;
     table.ensure([d]);
     table.words.forEachMatch(this.state, d, (u, typo, exact, fp) => {

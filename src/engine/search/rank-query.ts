@@ -4,7 +4,8 @@
 
 import { ApiError } from '../../errors/api-error.js';
 import { distinctKeys } from '../fulltext/field-values.js';
-import { isPathOrChild } from '../fulltext/field-table.js';
+import { isPathOrChild, matchesPattern } from '../fulltext/field-table.js';
+import { byteOrder } from '../filter/rules.js';
 import type { IndexState } from '../fulltext/index-state.js';
 import { globalScore, SKIPPED_RANK, type Rank } from '../ranking/rank.js';
 import type { RankingContext, RankingRule } from '../ranking/rule.js';
@@ -64,30 +65,55 @@ export interface SearchOutcome {
   degraded: boolean;
 }
 
-/** Field weights for this query: -1 outside `attributesToSearchOn` or not searchable. */
-function queryWeights(state: IndexState, settings: IndexSettings, only: string[] | null): Int32Array {
+/**
+ * Field weights for this query: -1 for a field outside `attributesToSearchOn` or not
+ * searchable. A name there picks a searchable field (or the fields below it); a name with
+ * `*` that picks none is a pattern over the searchable fields' paths (`*.title`,
+ * `details.*`). Weights stay those of `searchableAttributes`, whatever order the list has.
+ * A name picking nothing is an error unless every attribute is searchable, as in the
+ * reference, or unless `searchableAttributes` names it (no document has it yet).
+ */
+export function searchOnWeights(state: IndexState, settings: IndexSettings, only: string[] | null): Int32Array {
   const w = state.rules.weightTable();
-  if (!only || only.includes('*')) return w;
+  if (!only) return w;
   const names = state.names.names;
-  for (let f = 0; f < w.length; f++) {
-    if (w[f]! >= 0 && !only.some((a) => isPathOrChild(a, names[f]!))) w[f] = -1;
+  const keep = new Uint8Array(w.length);
+  const wildcard = settings.searchableAttributes.includes('*');
+  let universal = false;
+  for (const a of only) {
+    if (a === '*') {
+      universal = true;
+      continue;
+    }
+    let found = false;
+    for (let f = 0; f < w.length; f++) {
+      if (w[f]! >= 0 && isPathOrChild(a, names[f]!)) keep[f] = 1, (found = true);
+    }
+    if (!found && a.includes('*')) {
+      for (let f = 0; f < w.length; f++) {
+        if (w[f]! >= 0 && matchesPattern(a, names[f]!)) keep[f] = 1, (found = true);
+      }
+    }
+    if (found || wildcard || settings.searchableAttributes.includes(a)) continue;
+    throw new ApiError('invalid_search_attributes_to_search_on', notSearchableMessage(state, settings, a));
   }
-  void settings;
+  if (universal) return w;
+  for (let f = 0; f < w.length; f++) if (keep[f] === 0) w[f] = -1;
   return w;
 }
 
+/** The reference's message: the searchable fields in byte order, hidden ones left out. */
+function notSearchableMessage(state: IndexState, settings: IndexSettings, attribute: string): string {
+  const displayed = settings.displayedAttributes;
+  const shown = (name: string) => displayed.includes('*') || displayed.some((d) => isPathOrChild(d, name));
+  const all = [...new Set(state.rules.searchableNames())].sort(byteOrder);
+  const visible = all.filter(shown);
+  const hidden = visible.length < all.length ? ', <..hidden-attributes>' : '';
+  return `Attribute \`${attribute}\` is not searchable. Available searchable attributes are: \`${visible.join(', ')}${hidden}\`.`;
+}
+
 export function checkAttributesToSearchOn(state: IndexState, settings: IndexSettings, only: string[] | null): void {
-  if (!only) return;
-  const list = settings.searchableAttributes;
-  if (list.includes('*')) return;
-  for (const a of only) {
-    if (a === '*' || list.includes(a)) continue;
-    throw new ApiError(
-      'invalid_search_attributes_to_search_on',
-      `Attribute \`${a}\` is not searchable. Available searchable attributes are: \`${list.join(', ')}\`.`,
-    );
-  }
-  void state;
+  searchOnWeights(state, settings, only);
 }
 
 function excludedDocs(state: IndexState, parsed: ReturnType<typeof parseQuery>, allowed: Uint8Array | null): Uint8Array | null {
@@ -256,7 +282,7 @@ class Context implements RankingContext {
       entry.done[d] = 1;
       any = true;
     }
-    if (any) bulkPairCosts(left, right, todo, entry.out, this.table.opts.weights, this.proximityByAttribute);
+    if (any) bulkPairCosts(left, right, todo, entry.out, this.table.opts.rankWeights ?? this.table.opts.weights, this.proximityByAttribute);
     return entry.out;
   }
 
@@ -365,11 +391,13 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
         disableOnNumbers: typo.disableOnNumbers,
       };
       units = buildUnits(state, terms, derivation);
-      const weights = queryWeights(state, settings, req.attributesToSearchOn);
+      const weights = searchOnWeights(state, settings, req.attributesToSearchOn);
       const exactFields = new Uint8Array(weights.length);
       for (let f = 0; f < weights.length; f++) if (state.rules.isExact(f)) exactFields[f] = 1;
       const anchored = req.matchingStrategy === 'all' || (req.matchingStrategy === 'last' && terms.every((x) => x.kind === 'word'));
-      table = new MatchTable(state, units, { weights, exactFields, excluded, anchored }, units.length === 1, scratch);
+      const all = state.rules.weightTable();
+      const rankWeights = all.some((w, f) => w !== weights[f]) ? all : null;
+      table = new MatchTable(state, units, { weights, rankWeights, exactFields, excluded, anchored }, units.length === 1, scratch);
       const t = table;
       // A term's frequency counts the documents of every unit holding it, n-grams included.
       const freq = (i: number): number => {
