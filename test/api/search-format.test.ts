@@ -65,6 +65,27 @@ describe('highlighting', () => {
   });
 });
 
+describe('hidden attributes', () => {
+  // The reference's own cases (displayed attributes too few for the other settings).
+  it('never show in _formatted, and asking for them alone gives no _formatted', async () => {
+    const idx = t.client.index('nested-hidden');
+    await idx.updateSettings({ displayedAttributes: ['id'] }).waitTask();
+    await idx.addDocuments(nested).waitTask();
+    const first = async (params: Record<string, unknown>) => (await idx.search('', params)).hits[0];
+    expect(await first({ attributesToRetrieve: ['father', 'id'], attributesToHighlight: ['mother'], attributesToCrop: ['cattos'] })).toEqual({ id: 852 });
+    expect(await first({ attributesToHighlight: ['id'] })).toEqual({ id: 852, _formatted: { id: '852' } });
+    expect(await first({ attributesToHighlight: ['id'], attributesToCrop: ['id'] })).toEqual({ id: 852, _formatted: { id: '852' } });
+    expect(await first({ attributesToHighlight: ['cattos'] })).toEqual({ id: 852 });
+    expect(await first({ attributesToCrop: ['cattos'] })).toEqual({ id: 852 });
+    expect(await first({ attributesToRetrieve: ['cattos'], attributesToHighlight: ['cattos'], attributesToCrop: ['cattos'] })).toEqual({});
+    expect(await first({ attributesToRetrieve: ['cattos'], attributesToHighlight: ['id'] })).toEqual({ _formatted: { id: '852' } });
+    expect(await first({ attributesToHighlight: ['*'] })).toEqual({ id: 852, _formatted: { id: '852' } });
+    // Matching words in a hidden field are not highlighted anywhere either.
+    const r = await idx.search('bobby', { attributesToHighlight: ['*', 'doggos'], showMatchesPosition: true });
+    expect(r.hits[0]).toEqual({ id: 852, _formatted: { id: '852' }, _matchesPosition: {} });
+  });
+});
+
 describe('cropping', () => {
   it('crops around the best matches with the default length and marker', async () => {
     const r = await t.client.index('articles').search('split the world', { attributesToCrop: ['body'] });

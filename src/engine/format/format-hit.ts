@@ -21,6 +21,8 @@ export interface HitFormatRequest {
   showMatchesPosition: boolean;
   /** `attributesToRetrieve` (null: all displayed). */
   retrieve: string[] | null;
+  /** The index's `displayedAttributes`: a target they hide does not ask for `_formatted`. */
+  displayed: readonly string[];
   locales: string[] | null;
 }
 
@@ -64,14 +66,22 @@ export class HitFormatter {
     }
   }
 
-  /** A target only counts when it names a field the index knows (or `*`). */
+  private wanted: boolean | null = null;
+
+  /**
+   * A target only counts when it names a field the index knows (or `*`) and the displayed
+   * attributes show it: as in the reference, asking to highlight or crop hidden fields
+   * alone gives no `_formatted` at all.
+   */
   private known(name: string): boolean {
     if (name === '*') return true;
+    const shown = this.req.displayed;
+    if (!shown.includes('*') && !shown.some((d) => isPathOrChild(d, name) || isPathOrChild(name, d))) return false;
     return this.state.names.names.some((n) => isPathOrChild(name, n) || isPathOrChild(n, name));
   }
 
   get wantsFormatted(): boolean {
-    return this.targets.some((t) => this.known(t.name));
+    return (this.wanted ??= this.targets.some((t) => this.known(t.name)));
   }
 
   private optionsFor(path: string): FormatOptions | null {

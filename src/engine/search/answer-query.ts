@@ -235,6 +235,7 @@ export async function runSearch(
     highlightPostTag: orDefault(q.highlightPostTag, DEFAULT_POST_TAG),
     showMatchesPosition: q.showMatchesPosition === true,
     retrieve: q.attributesToRetrieve ?? null,
+    displayed: settings.displayedAttributes,
     locales: q.locales ?? null,
   });
   let hits: Doc[] = [];
