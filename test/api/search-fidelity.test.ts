@@ -211,3 +211,26 @@ describe('attributesToSearchOn', () => {
     }
   });
 });
+
+describe('phrases under proximityPrecision byAttribute', () => {
+  it('match the documents holding the phrase words in one attribute, as the reference resolves them', async () => {
+    const idx = t.client.index('phrase-attr');
+    await idx.addDocuments([
+      { id: 1, a: 'the quick brown fox' },
+      { id: 2, a: 'quick', b: 'brown' },
+      { id: 3, a: 'brown is quick' },
+      { id: 4, a: 'quick things', b: 'are brown', c: 'quick and brown' },
+      { id: 5, a: 'quick' },
+    ]).waitTask();
+    const found = async (q: string) => ((await idx.search(q, { attributesToRetrieve: ['id'] })).hits.map((h) => h['id']) as number[]).sort();
+    expect(await found('"quick brown"')).toEqual([1]);
+    expect(await found('"brown quick"')).toEqual([]);
+    await idx.updateSettings({ proximityPrecision: 'byAttribute' }).waitTask();
+    expect(await found('"quick brown"')).toEqual([1, 3, 4]);
+    expect(await found('"brown quick"')).toEqual([1, 3, 4]);
+    expect(await found('"quick brown fox"')).toEqual([1]);
+    // Split words are phrases too.
+    expect(await found('quickbrown')).toEqual([1, 3, 4]);
+    expect(await found('quick -"brown quick"')).toEqual([2, 5]);
+  });
+});

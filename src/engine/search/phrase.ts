@@ -1,5 +1,5 @@
 // Phrase matching: documents where the words occur at consecutive positions of one
-// field. Used for quoted phrases, split words and multi-word synonyms; the result is a
+// field (under `proximityPrecision: byAttribute`, in one field). Used for quoted phrases, split words and multi-word synonyms; the result is a
 // posting list of the phrase's start positions, so the rest of the search treats a
 // phrase like a word.
 
@@ -47,6 +47,7 @@ export function phrasePosting(state: IndexState, words: readonly (string | null)
   const first = parts[0]!.off;
   for (const x of parts) x.off -= first;
   if (parts.length === 1) return parts[0]!.p;
+  if (state.settings.proximityPrecision === 'byAttribute') return sameFieldPosting(parts);
   let driver = parts[0]!;
   for (const x of parts) if (x.p.docs.length < driver.p.docs.length) driver = x;
   const others = parts.filter((x) => x !== driver);
@@ -95,6 +96,85 @@ export function phrasePosting(state: IndexState, words: readonly (string | null)
   // Driver positions shifted by an offset can come out of order within a document.
   const order = Array.from(outDocs.keys()).sort((a, b) => outDocs[a]! - outDocs[b]! || fps[a]! - fps[b]!);
   return { docs: Uint32Array.from(order, (k) => outDocs[k]!), fps: Uint32Array.from(order, (k) => fps[k]!), ndocs };
+}
+
+/** Field ids of a document's entries [from, to), ascending and distinct. */
+function fieldsOf(p: Posting, from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let j = from; j < to; j++) {
+    const f = p.fps[j]! >>> 16;
+    if (out.length === 0 || out[out.length - 1] !== f) out.push(f);
+  }
+  return out;
+}
+
+function shareField(a: readonly number[], b: readonly number[]): boolean {
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    if (a[i] === b[j]) return true;
+    if (a[i]! < b[j]!) i++;
+    else j++;
+  }
+  return false;
+}
+
+/**
+ * A phrase under `proximityPrecision: byAttribute`, as the reference resolves it: word
+ * positions are not kept, only the attributes, so each pair of words at most two apart
+ * in the phrase must share an attribute. The positions given are those of the first word,
+ * in the attributes holding every word when there are such.
+ */
+function sameFieldPosting(parts: readonly { p: Posting; off: number }[]): Posting {
+  let di = 0;
+  for (let k = 1; k < parts.length; k++) if (parts[k]!.p.docs.length < parts[di]!.p.docs.length) di = k;
+  const dp = parts[di]!.p;
+  const cursors = parts.map(() => 0);
+  const outDocs: number[] = [];
+  const outFps: number[] = [];
+  let ndocs = 0;
+  const ranges: [number, number][] = parts.map(() => [0, 0]);
+  const fields: number[][] = parts.map(() => []);
+  for (let i = 0; i < dp.docs.length; ) {
+    const d = dp.docs[i]!;
+    const end = docEnd(dp, i);
+    let ok = true;
+    for (let k = 0; k < parts.length && ok; k++) {
+      if (k === di) {
+        ranges[k] = [i, end];
+      } else {
+        const op = parts[k]!.p;
+        const at = seekDoc(op, d, cursors[k]);
+        cursors[k] = at;
+        if (at >= op.docs.length || op.docs[at] !== d) ok = false;
+        else ranges[k] = [at, docEnd(op, at)];
+      }
+      if (ok) fields[k] = fieldsOf(parts[k]!.p, ranges[k]![0], ranges[k]![1]);
+    }
+    for (let a = 0; a < parts.length && ok; a++) {
+      for (let b = a + 1; b < parts.length && ok && parts[b]!.off - parts[a]!.off <= 2; b++) ok = shareField(fields[a]!, fields[b]!);
+    }
+    if (ok) {
+      const [from, to] = ranges[0]!;
+      const first = parts[0]!.p;
+      const inAll = (f: number) => fields.every((list) => list.includes(f));
+      let any = false;
+      for (let j = from; j < to; j++) {
+        if (!inAll(first.fps[j]! >>> 16)) continue;
+        outDocs.push(d);
+        outFps.push(first.fps[j]!);
+        any = true;
+      }
+      if (!any) {
+        for (let j = from; j < to; j++) {
+          outDocs.push(d);
+          outFps.push(first.fps[j]!);
+        }
+      }
+      ndocs++;
+    }
+    i = end;
+  }
+  if (outDocs.length === 0) return EMPTY_POSTING;
+  return { docs: Uint32Array.from(outDocs), fps: Uint32Array.from(outFps), ndocs };
 }
 
 /** Documents where `left` is immediately followed by `right` (for word splitting). */
