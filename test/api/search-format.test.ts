@@ -137,3 +137,37 @@ describe('restart', () => {
     expect((await t.client.index('articles').search('another')).hits.map((h) => h['id'])).toEqual([3]);
   });
 });
+
+describe('dictionary words', () => {
+  // The reference's own case: dictionary entries with dots and spaces, and synonyms between them.
+  it('are highlighted as a whole, through synonyms too', async () => {
+    const idx = t.client.index('dictionary');
+    await idx.addDocuments([
+      { id: 1, content: 'J.R.R. Tolkien' },
+      { id: 2, content: 'J. R. R. Tolkien' },
+      { id: 3, content: 'jrr Tolkien' },
+      { id: 4, content: 'J.K. Rowlings' },
+      { id: 5, content: 'J. K. Rowlings' },
+      { id: 6, content: 'jk Rowlings' },
+    ]).waitTask();
+    await idx.updateSettings({
+      dictionary: ['J.R.R.', 'J. R. R.'],
+      synonyms: {
+        'J.R.R.': ['jrr', 'J. R. R.'],
+        'J. R. R.': ['jrr', 'J.R.R.'],
+        jrr: ['J.R.R.', 'J. R. R.'],
+        'J.K.': ['jk', 'J. K.'],
+        'J. K.': ['jk', 'J.K.'],
+        jk: ['J.K.', 'J. K.'],
+      },
+    }).waitTask();
+    const found = async (q: string) => (await idx.search(q, { attributesToHighlight: ['content'] })).hits.map((h) => [h['id'], (h['_formatted'] as Record<string, string>)['content']]);
+    expect(await found('J.R.R.')).toEqual([[1, '<em>J.R.R.</em> Tolkien'], [2, '<em>J. R. R.</em> Tolkien'], [3, '<em>jrr</em> Tolkien']]);
+    expect(await found('jrr')).toEqual([[3, '<em>jrr</em> Tolkien'], [1, '<em>J.R.R.</em> Tolkien'], [2, '<em>J. R. R.</em> Tolkien']]);
+    expect(await found('J. R. R.')).toEqual([[2, '<em>J. R. R.</em> Tolkien'], [1, '<em>J.R.R.</em> Tolkien'], [3, '<em>jrr</em> Tolkien']]);
+    await idx.updateSettings({ dictionary: ['J.R.R.', 'J. R. R.', 'J.K.', 'J. K.'] }).waitTask();
+    expect(await found('jk')).toEqual([[6, '<em>jk</em> Rowlings'], [4, '<em>J.K.</em> Rowlings'], [5, '<em>J. K.</em> Rowlings']]);
+    expect(await found('J.K.')).toEqual([[4, '<em>J.K.</em> Rowlings'], [5, '<em>J. K.</em> Rowlings'], [6, '<em>jk</em> Rowlings']]);
+    expect(await found('J. K.')).toEqual([[5, '<em>J. K.</em> Rowlings'], [4, '<em>J.K.</em> Rowlings'], [6, '<em>jk</em> Rowlings'], [2, '<em>J. R.</em> R. Tolkien']]);
+  });
+});

@@ -237,7 +237,8 @@ function synonymSources(state: IndexState, key: string, unit: Unit): void {
     if (alt.length === 1) {
       const id = state.words.id(alt[0]!);
       const p = id === undefined ? EMPTY_POSTING : livePosting(state, id);
-      unit.highlight.words.push(alt[0]!);
+      // Highlighted as a whole, like a phrase: a synonym is no prefix of the typed word.
+      unit.highlight.phrases.push([alt[0]!]);
       if (p.docs.length > 0) unit.sources.push({ posting: p, typo: 0, exact: false, wordId: id! });
     } else {
       unit.highlight.phrases.push([...alt]);
