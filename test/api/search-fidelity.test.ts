@@ -234,3 +234,26 @@ describe('phrases under proximityPrecision byAttribute', () => {
     expect(await found('quick -"brown quick"')).toEqual([2, 5]);
   });
 });
+
+describe('IS NULL on a nested path', () => {
+  it('matches a null below an object, in search and in the documents route, as the reference does', async () => {
+    const docs = [{ id: 1, a: { b: null } }, { id: 2, a: { b: 3 } }, { id: 3, a: null }, { id: 4 }, { id: 5, a: [{ b: null }] }, { id: 6, a: { b: [] } }, { id: 7, a: { c: 1 } }];
+    for (const filterable of [['a'], ['a.b'], [{ attributePatterns: ['a.*'] }]]) {
+      const uid = `null-${filterable.length}-${typeof filterable[0] === 'string' ? filterable[0].replace('.', '-') : 'pattern'}`;
+      await write(t, 'PATCH', `/indexes/${uid}/settings`, { filterableAttributes: filterable });
+      await write(t, 'POST', `/indexes/${uid}/documents`, docs);
+      const found = async (filter: string) => {
+        const s = await call(t, 'POST', `/indexes/${uid}/search`, { filter, attributesToRetrieve: ['id'] });
+        const d = await call(t, 'POST', `/indexes/${uid}/documents/fetch`, { filter, fields: ['id'] });
+        const ids = s.body['hits'].map((h: { id: number }) => h.id);
+        expect(d.body['results'].map((h: { id: number }) => h.id)).toEqual(ids);
+        return ids;
+      };
+      // A null inside an array is no null value for the reference: only one on the path itself.
+      expect(await found('a.b IS NULL')).toEqual([1]);
+      expect(await found('a.b IS NOT NULL')).toEqual([2, 3, 4, 5, 6, 7]);
+      expect(await found('a.b IS EMPTY')).toEqual([6]);
+      expect(await found('a.b EXISTS')).toEqual([1, 2, 5, 6]);
+    }
+  });
+});
