@@ -14,6 +14,8 @@ export interface BatchRecord {
     status: Record<string, number>;
     types: Record<string, number>;
     indexUids: Record<string, number>;
+    /** Time each step of the processing took on this node, as the reference shows it. */
+    progressTrace?: Record<string, string>;
   } | null;
   details: Record<string, unknown>;
   /**

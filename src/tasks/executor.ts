@@ -11,6 +11,7 @@ import { isFinished, isIndexOperation, type TaskRecord } from './task.js';
 import { matchesTask, parseTaskFilter } from './task-filter.js';
 import { queryFromOriginalFilter } from './state-machine.js';
 import { detached } from '../util/log-context.js';
+import { formatDuration, StepTrace } from '../util/step-trace.js';
 import type { ErrorBody } from '../errors/api-error.js';
 
 export interface ExecutorEvents {
@@ -139,11 +140,17 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     const wb = this.store.batch();
     let publish: () => void = () => {};
     let backupFinishedAt: number | null = null;
+    const trace = new StepTrace('processing tasks');
     if (tasks.length > 0) {
       const type = tasks[0]!.type;
-      if (type === 'taskCancelation') this.cancel(tasks, stage, (u) => staged.get(u) ?? q.tasks.get(u));
-      else if (type === 'taskDeletion') for (const u of this.deleteTasks(tasks, wb)) deleted.push(u); // may be hundreds of thousands: no spread
-      else if (type === 'dumpCreation' || type === 'snapshotCreation') {
+      if (type === 'taskCancelation') {
+        trace.step('canceling tasks');
+        this.cancel(tasks, stage, (u) => staged.get(u) ?? q.tasks.get(u));
+      } else if (type === 'taskDeletion') {
+        trace.step('deleting tasks');
+        for (const u of this.deleteTasks(tasks, wb)) deleted.push(u); // may be hundreds of thousands: no spread
+      } else if (type === 'dumpCreation' || type === 'snapshotCreation') {
+        trace.step(type === 'dumpCreation' ? 'creating the dump' : 'creating the snapshot');
         try {
           backupFinishedAt = await this.runBackup(tasks[0]!, pb);
         } catch (e) {
@@ -153,7 +160,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
         }
       } else {
         try {
-          publish = await this.runEngine(tasks, wb);
+          publish = await this.runEngine(tasks, wb, trace);
         } catch (e) {
           // Stopped while waiting on something outside (embeddings from the leader).
           if (!(e instanceof BatchAborted)) throw e;
@@ -162,6 +169,8 @@ export class Executor extends EventEmitter<ExecutorEvents> {
         }
       }
     }
+    const progressTrace = trace.finish();
+    const writing = performance.now();
     // A finish time the log already decided (this node is behind the leader) is taken as is.
     const decided = q.decidedFinish.get(pb.uid);
     const finishedAt = decided ?? backupFinishedAt ?? Math.max(Date.now(), pb.startedAt);
@@ -184,6 +193,8 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       ...(decided === undefined ? { decided: false as const } : {}),
     };
     summarizeBatch(record, tasks);
+    progressTrace['writing tasks to disk'] = formatDuration(performance.now() - writing);
+    record.stats!.progressTrace = progressTrace;
     q.writeBatch(wb, record);
     wb.del(PENDING.key(pb.uid));
     if (decided !== undefined) wb.del(DECIDED_FINISH.key(pb.uid));
@@ -227,8 +238,9 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     return Math.max(r.finishedAt, pb.startedAt);
   }
 
-  private async runEngine(tasks: TaskRecord[], wb: WriteBatch): Promise<() => void> {
+  private async runEngine(tasks: TaskRecord[], wb: WriteBatch, trace: StepTrace): Promise<() => void> {
     const withPayload = tasks.filter((t) => t.params.op === 'documents');
+    if (withPayload.length > 0) trace.step('retrieving payloads');
     const payloads = await this.store.getMany(withPayload.map((t) => PAYLOADS.key(t.uid)));
     const docsOf = new Map<number, Doc[]>();
     for (let i = 0; i < withPayload.length; i++) {
@@ -244,6 +256,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       return { uid: t.uid, type: t.type, indexUid: t.indexUid, params: t.params, details: t.details, documents: docsOf.get(t.uid) };
     });
     let processed: ProcessedBatch;
+    trace.step('indexing');
     try {
       processed = await processBatch(this.engine, input, tasks[0]!.startedAt!);
     } catch (e) {

@@ -257,3 +257,79 @@ describe('IS NULL on a nested path', () => {
     }
   });
 });
+
+describe('performance details', () => {
+  const duration = /^\d+\.\d\d(s|ms|µs|ns)$/;
+  const steps = (details: Record<string, string>) => {
+    for (const v of Object.values(details)) expect(v).toMatch(duration);
+    return Object.keys(details);
+  };
+  beforeAll(async () => {
+    await write(t, 'PATCH', '/indexes/perf/settings', { filterableAttributes: ['genre'] });
+    await write(t, 'POST', '/indexes/perf/documents', books);
+  });
+
+  it('time the steps of a search, POST and GET, as the reference names them', async () => {
+    const r = await call(t, 'POST', '/indexes/perf/search', { q: 'prince', showPerformanceDetails: true });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body).at(-1)).toBe('performanceDetails');
+    expect(steps(r.body['performanceDetails'])).toEqual(['search > tokenize', 'search > resolve universe', 'search > keyword search', 'search > format', 'search']);
+    const all = await call(t, 'POST', '/indexes/perf/search', { q: '', filter: 'genre = fantasy', facets: ['genre'], showPerformanceDetails: true });
+    expect(steps(all.body['performanceDetails'])).toEqual(['search > filter', 'search > placeholder search', 'search > format', 'search > facet distribution', 'search']);
+    const get = await call(t, 'GET', '/indexes/perf/search?q=hobbit&showPerformanceDetails=true');
+    expect(get.body['hits'].map((h: { id: number }) => h.id)).toEqual([1344]);
+    expect(steps(get.body['performanceDetails'])).toContain('search > keyword search');
+    expect((await call(t, 'POST', '/indexes/perf/search', { q: 'prince' })).body).not.toHaveProperty('performanceDetails');
+    expect((await call(t, 'POST', '/indexes/perf/search', { q: 'prince', showPerformanceDetails: false })).body).not.toHaveProperty('performanceDetails');
+    const bad = await call(t, 'POST', '/indexes/perf/search', { showPerformanceDetails: 'yes' });
+    expect(bad.status).toBe(400);
+    expect(bad.body['code']).toBe('invalid_search_show_performance_details');
+  });
+
+  it('time each query of a multi-search, and a federated search as a whole', async () => {
+    const multi = await call(t, 'POST', '/multi-search', { queries: [{ indexUid: 'perf', q: 'prince', showPerformanceDetails: true }, { indexUid: 'perf', q: 'prince' }] });
+    expect(multi.status).toBe(200);
+    expect(steps(multi.body['results'][0]['performanceDetails'])).toContain('search');
+    expect(multi.body['results'][1]).not.toHaveProperty('performanceDetails');
+    const fed = await call(t, 'POST', '/multi-search', {
+      federation: { showPerformanceDetails: true, facetsByIndex: { perf: ['genre'] } },
+      queries: [{ indexUid: 'perf', q: 'prince' }, { indexUid: 'perf', q: 'hobbit' }],
+    });
+    expect(fed.status).toBe(200);
+    expect(Object.keys(fed.body).at(-1)).toBe('performanceDetails');
+    // The queries' own steps add up under one name each.
+    expect(steps(fed.body['performanceDetails'])).toEqual([
+      'search > tokenize', 'search > resolve universe', 'search > keyword search', 'search > format',
+      'search > federation > merge results', 'search > federation > merge facets', 'search > federation', 'search',
+    ]);
+    expect((await call(t, 'POST', '/multi-search', { federation: {}, queries: [{ indexUid: 'perf', q: 'x' }] })).body).not.toHaveProperty('performanceDetails');
+  });
+
+  it('refuse the parameter on a federated query and a non-boolean, with the reference messages', async () => {
+    const perQuery = await call(t, 'POST', '/multi-search', { federation: {}, queries: [{ indexUid: 'perf', q: 'glass', showPerformanceDetails: true }] });
+    expect(perQuery.status).toBe(400);
+    expect(perQuery.body).toEqual({
+      message: 'Inside `.queries[0]`: Using `.showPerformanceDetails` is not allowed in federated queries.\n - Hint: remove `showPerformanceDetails` from query #0 or remove `federation` from the request',
+      code: 'invalid_multi_search_query_show_performance_details',
+      type: 'invalid_request',
+      link: 'https://docs.meilisearch.com/errors#invalid_multi_search_query_show_performance_details',
+    });
+    const notBool = await call(t, 'POST', '/multi-search', { federation: { showPerformanceDetails: 'true' }, queries: [{ indexUid: 'perf', q: 'glass' }] });
+    expect(notBool.status).toBe(400);
+    expect(notBool.body).toMatchObject({
+      message: 'Invalid value type at `.federation.showPerformanceDetails`: expected a boolean, but found a string: `"true"`',
+      code: 'invalid_multi_search_query_show_performance_details',
+    });
+  });
+
+  it('leave a progress trace on each finished batch', async () => {
+    const task = await t.client.index('perf').addDocuments([{ id: 7, title: 'Dune' }]).waitTask();
+    const batch = await call(t, 'GET', `/batches/${task.batchUid}`);
+    const trace = batch.body['stats']['progressTrace'] as Record<string, string>;
+    expect(steps(trace)).toEqual(['processing tasks > retrieving payloads', 'processing tasks > indexing', 'processing tasks', 'writing tasks to disk']);
+    const list = await call(t, 'GET', '/batches?limit=3');
+    for (const b of list.body['results']) expect(b['stats']).toHaveProperty('progressTrace');
+    const settings = await t.client.index('perf').updateSettings({ sortableAttributes: ['id'] }).waitTask();
+    expect(Object.keys((await call(t, 'GET', `/batches/${settings.batchUid}`)).body['stats']['progressTrace'])).toEqual(['processing tasks > indexing', 'processing tasks', 'writing tasks to disk']);
+  });
+});

@@ -25,6 +25,7 @@ import type { MatchingStrategy } from './levels.js';
 import { hydrateForeignKeys } from '../documents/foreign-keys.js';
 import { pinnedHit, placePins, resolvePins, withoutPinned, withPinnedUniverse } from './pins.js';
 import type { SearchRuleStore } from '../search-rules/rules.js';
+import { StepTrace } from '../../util/step-trace.js';
 
 export const DEFAULT_LIMIT = 20;
 export const DEFAULT_CROP_LENGTH = 10;
@@ -61,6 +62,8 @@ export interface SearchQuery {
   hybrid?: { embedder: string; semanticRatio?: number } | null;
   vector?: number[] | null;
   media?: Record<string, unknown> | null;
+  /** Answer with the time each step of the search took. */
+  showPerformanceDetails?: boolean;
 }
 
 /** Absent means the default; null (or empty) means nothing is inserted. */
@@ -156,6 +159,8 @@ export interface SearchOptions {
   separatePins?: boolean;
   /** The `foreignKeys` feature is on: referenced documents are shown in place of their ids. */
   foreignKeys?: boolean;
+  /** Times the steps of the search (`showPerformanceDetails`); steps met again add up. */
+  trace?: StepTrace | null;
 }
 
 /** Documents the filter keeps, as a mask by docid; null when it keeps every document. */
@@ -184,7 +189,10 @@ export async function runSearch(
   }
   const facets = q.facets ?? null;
   scoped(() => checkAttributesToSearchOn(state, settings, q.attributesToSearchOn ?? null));
+  const trace = opts.trace ?? null;
+  if (trace && q.filter !== undefined && q.filter !== null) trace.step('filter');
   const filtered = allowedDocs(handle, state, q.filter, opts);
+  trace?.end();
   const threshold = q.rankingScoreThreshold ?? null;
   const maxTotalHits = settings.pagination.maxTotalHits;
   const wantScores = !!(q.showRankingScore || q.showRankingScoreDetails || window.scores);
@@ -212,19 +220,23 @@ export async function runSearch(
     allowed,
     exhaustiveCount: window.exhaustive,
     scores: wantScores || ai !== null,
+    trace,
   }, engine.scratch);
   if (ai) {
     const ordering = {
       distinct: distinctOf,
       order: { ...semanticRules(settings.rankingRules, sort), ctx: sortContext(state, engine.scratch) },
     };
+    trace?.step('semantic search');
     outcome = { ...outcome, ...(await ai.merge(outcome, organic, allowed, threshold, ordering)) };
+    trace?.end();
   }
   const pinnedRanked = pins.map((p) => ({ item: pinnedHit(p), position: p.position }));
   const shown = placing ? placePins(outcome.hits, pinnedRanked).slice(window.offset, window.offset + window.limit) : outcome.hits;
   const apart = opts.separatePins ? pinnedRanked.map((p) => p.item) : [];
   const positionOf = new Map(pins.map((p) => [p.docid, p.position]));
   const listed = [...shown, ...apart];
+  trace?.step('format');
   const docs = await engine.readDocs(engine.store, handle, listed.map((h) => h.docid));
   const formatter = new HitFormatter(state, outcome.units, {
     attributesToHighlight: q.attributesToHighlight ?? null,
@@ -266,9 +278,12 @@ export async function runSearch(
     for (const [i, hit] of hits.entries()) hit['_vectors'] = await documentVectors(handle, ranked[i]!.docid, docOf.get(ranked[i]!.docid) ?? {});
   }
   if (opts.foreignKeys) await hydrateForeignKeys(engine, settings, hits);
+  trace?.end();
   // Pinned documents count among the results, matching the query or not.
   const universe = withPinnedUniverse(outcome.universe, pins);
+  if (trace && facets) trace.step('facet distribution');
   const facetOut = facets ? facetDistribution(handle, universe, facets) : null;
+  trace?.end();
   // Pins asked apart were listed after the organic hits.
   const pinned: SearchRun['pinned'] = [];
   if (apart.length > 0) {
@@ -303,7 +318,8 @@ export async function performSearch(
   const handle = engine.getIndex(uid);
   const maxTotalHits = handle.meta.settings.pagination.maxTotalHits;
   const w = searchWindow(q, maxTotalHits);
-  const run = await runSearch(engine, uid, q, { offset: w.offset, limit: w.limit, exhaustive: w.finite }, opts);
+  const trace = q.showPerformanceDetails ? new StepTrace('search') : null;
+  const run = await runSearch(engine, uid, q, { offset: w.offset, limit: w.limit, exhaustive: w.finite }, { ...opts, trace });
   const total = Math.min(run.candidates, maxTotalHits);
   const out: Record<string, unknown> = { hits: run.hits, query: q.q ?? '' };
   if (run.semantic?.queryVector && q.retrieveVectors) out['queryVector'] = Array.from(run.semantic.queryVector);
@@ -316,5 +332,6 @@ export async function performSearch(
   out['requestUid'] = uuidv7();
   if (opts.includeMetadata) out['metadata'] = { queryUid: uuidv7(), indexUid: uid, primaryKey: run.primaryKey };
   if (run.semantic) out['semanticHitCount'] = run.semantic.hitCount;
+  if (trace) out['performanceDetails'] = trace.finish();
   return out;
 }

@@ -9,6 +9,7 @@ import { facetDistribution, type FacetsResult } from '../facets/index.js';
 import { countValues, MAX_FILTER_VALUES, parseFilter, tooManyFilterValues, type FilterNode } from '../filter/filter-tree.js';
 import { distinctKeys } from '../fulltext/field-values.js';
 import { searchStateOf } from '../fulltext/fulltext-index.js';
+import { StepTrace } from '../../util/step-trace.js';
 import { paginationFields, performSearch, runSearch, searchWindow, type SearchOptions, type SearchQuery } from './answer-query.js';
 import { mergeFederated, toWire, weightedValues, type FederatedQueryHits, type MergedHit } from './federation.js';
 import { placePins } from './pins.js';
@@ -29,6 +30,8 @@ export interface Federation {
   facetsByIndex?: Record<string, string[] | null> | null;
   mergeFacets?: { maxValuesPerFacet?: number } | null;
   distinct?: string | null;
+  /** Answer with the time each step took, the queries' own steps added up. */
+  showPerformanceDetails?: boolean;
 }
 
 export interface MultiSearchOptions extends SearchOptions {
@@ -121,6 +124,12 @@ export function checkFederatedItems(items: readonly MultiSearchItem[]): void {
         );
       }
     }
+    if (item.showPerformanceDetails !== undefined) {
+      throw new ApiError(
+        'invalid_multi_search_query_show_performance_details',
+        `Inside \`.queries[${i}]\`: Using \`.showPerformanceDetails\` is not allowed in federated queries.\n - Hint: remove \`showPerformanceDetails\` from query #${i} or remove \`federation\` from the request`,
+      );
+    }
     if (item.facets !== undefined && item.facets !== null) {
       throw new ApiError(
         'invalid_multi_search_query_facets',
@@ -186,11 +195,12 @@ export async function federatedSearch(engine: Engine, items: readonly MultiSearc
   const pins: { item: MergedHit; position: number }[] = [];
   const universes = new Map<string, Uint32Array[]>();
   let total = 0;
+  const trace = fed.showPerformanceDetails ? new StepTrace('search') : null;
   for (let at = 0; at < items.length; at++) {
     const { indexUid, federationOptions, ...q } = items[at]!;
     const i = positionOf(items[at]!, at);
     try {
-      const run = await runSearch(engine, indexUid, q, { offset: 0, limit: w.offset + w.limit, exhaustive: w.finite, scores: true }, { ...opts, separatePins: true });
+      const run = await runSearch(engine, indexUid, q, { offset: 0, limit: w.offset + w.limit, exhaustive: w.finite, scores: true }, { ...opts, separatePins: true, trace });
       total += Math.min(run.candidates, run.settings.pagination.maxTotalHits) - run.pinned.length;
       const weight = federationOptions?.weight ?? 1;
       lists.push({ indexUid, queryIndex: i, weight, hits: run.hits, ranked: run.ranked });
@@ -205,7 +215,10 @@ export async function federatedSearch(engine: Engine, items: readonly MultiSearc
       throw inside(i, e);
     }
   }
+  const federating = performance.now();
+  if (trace && opts.remote) trace.step('federation > wait for remote results');
   const remote = opts.remote ? await opts.remote.hits : null;
+  trace?.step('federation > merge results');
   total += remote?.estimatedTotalHits ?? 0;
   // Pinned documents take their positions in the merged list, once each (queries in order).
   const pinKey = (m: MergedHit) => `${m.indexUid}\u0000${m.ranked?.docid}`;
@@ -238,11 +251,19 @@ export async function federatedSearch(engine: Engine, items: readonly MultiSearc
     return { ...m.hit, _federation: federation };
   });
   const out: Record<string, unknown> = { hits, processingTimeMs: 0, ...paginationFields(w, fed, total) };
-  if (fed.facetsByIndex) Object.assign(out, federatedFacets(engine, fed, universes, remote?.facetsByIndex ?? {}));
+  if (fed.facetsByIndex) {
+    trace?.step('federation > merge facets');
+    Object.assign(out, federatedFacets(engine, fed, universes, remote?.facetsByIndex ?? {}));
+  }
+  if (trace) {
+    trace.end();
+    trace.add('federation', performance.now() - federating);
+  }
   out['processingTimeMs'] = Math.max(Math.floor(performance.now() - started), remote?.processingTimeMs ?? 0);
   out['requestUid'] = uuidv7();
   if (opts.includeMetadata) {
     out['metadata'] = items.map((item) => ({ queryUid: uuidv7(), indexUid: item.indexUid, primaryKey: engine.getIndex(item.indexUid).meta.primaryKey }));
   }
+  if (trace) out['performanceDetails'] = trace.finish();
   return out;
 }

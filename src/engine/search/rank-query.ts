@@ -7,6 +7,7 @@ import { distinctKeys } from '../fulltext/field-values.js';
 import { isPathOrChild, matchesPattern } from '../fulltext/field-table.js';
 import { byteOrder } from '../filter/rules.js';
 import type { IndexState } from '../fulltext/index-state.js';
+import type { StepTrace } from '../../util/step-trace.js';
 import { globalScore, SKIPPED_RANK, type Rank } from '../ranking/rank.js';
 import type { RankingContext, RankingRule } from '../ranking/rule.js';
 import { rankingRules, type SortCriterion } from '../ranking/rules.js';
@@ -42,6 +43,8 @@ export interface SearchRequest {
   exhaustiveCount: boolean;
   /** Compute `_rankingScore` and its details for the hits. */
   scores: boolean;
+  /** Times the steps of the search (`showPerformanceDetails`). */
+  trace?: StepTrace | null;
 }
 
 /** One rule's contribution, in rule order: a rank, the value a sort rule used, or a semantic similarity. */
@@ -370,6 +373,8 @@ export function sortContext(state: IndexState, scratch: SearchScratch): RankingC
 export function executeSearch(state: IndexState, settings: IndexSettings, req: SearchRequest, scratch: SearchScratch): SearchOutcome {
   const started = performance.now();
   const deadline = started + (settings.searchCutoffMs ?? DEFAULT_SEARCH_CUTOFF_MS);
+  const tr = req.trace ?? null;
+  if (tr && req.q) tr.step('tokenize');
   const tokens = req.q ? state.tokenizer.tokenize(req.q, req.locales ? { locales: req.locales } : undefined) : [];
   const parsed = parseQuery(tokens, { wordsLimit: WORDS_LIMIT, prefixAllowed: settings.prefixSearch !== 'disabled' });
   const excluded = excludedDocs(state, parsed, req.allowed);
@@ -391,6 +396,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
         disableOnNumbers: typo.disableOnNumbers,
       };
       units = buildUnits(state, terms, derivation);
+      tr?.step('resolve universe');
       const weights = searchOnWeights(state, settings, req.attributesToSearchOn);
       const exactFields = new Uint8Array(weights.length);
       for (let f = 0; f < weights.length; f++) if (state.rules.isExact(f)) exactFields[f] = 1;
@@ -415,6 +421,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
       const c = ctx;
       universe = c.candidates();
     }
+    tr?.step(terms.length === 0 ? 'placeholder search' : 'keyword search');
     const rules = rankingRules(settings.rankingRules, req.sort, {
       placeholder: terms.length === 0,
       matchingAll: req.matchingStrategy === 'all',
@@ -451,6 +458,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
     const hits: RankedHit[] = sorted.hits.map((docid, i) =>
       req.scores ? scoreHit(c, rules, docid, sorted.traces![i]!) : { docid, score: 1, details: {}, values: [] },
     );
+    tr?.end();
     return { hits, candidates, universe, terms, units, degraded: sorted.degraded };
   } finally {
     ctx?.release();

@@ -8,6 +8,7 @@ import type { Engine } from '../engine.js';
 import { filterDocids } from '../facets/index.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
 import { documentVectors, resolveEmbedder, semanticSearch, vectorPartOf, vectorScoreDetails } from '../vector/semantic-search.js';
+import { formatDuration } from '../../util/step-trace.js';
 
 export interface SimilarQuery {
   id: string;
@@ -83,6 +84,6 @@ export async function similarDocuments(engine: Engine, uid: string, p: SimilarQu
     offset,
     estimatedTotalHits: Math.min(total, h.meta.settings.pagination.maxTotalHits),
   };
-  if (p.showPerformanceDetails) body['performanceDetails'] = { total: `${(performance.now() - started).toFixed(2)}ms` };
+  if (p.showPerformanceDetails) body['performanceDetails'] = { similar: formatDuration(performance.now() - started) };
   return body;
 }

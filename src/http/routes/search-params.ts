@@ -149,7 +149,7 @@ export function toSearchQuery(p: Parsed): SearchQuery {
     'q', 'offset', 'limit', 'page', 'hitsPerPage', 'attributesToRetrieve', 'retrieveVectors', 'attributesToCrop',
     'cropLength', 'cropMarker', 'attributesToHighlight', 'highlightPreTag', 'highlightPostTag', 'showMatchesPosition',
     'showRankingScore', 'showRankingScoreDetails', 'filter', 'sort', 'distinct', 'facets', 'matchingStrategy',
-    'attributesToSearchOn', 'rankingScoreThreshold', 'locales',
+    'attributesToSearchOn', 'rankingScoreThreshold', 'locales', 'showPerformanceDetails',
   ] as const) {
     if (copy[key] !== undefined) (q as Record<string, unknown>)[key] = copy[key];
   }
