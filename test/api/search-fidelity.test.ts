@@ -333,3 +333,25 @@ describe('performance details', () => {
     expect(Object.keys((await call(t, 'GET', `/batches/${settings.batchUid}`)).body['stats']['progressTrace'])).toEqual(['processing tasks > indexing', 'processing tasks', 'writing tasks to disk']);
   });
 });
+
+describe('filterable attribute patterns over nested fields', () => {
+  // The reference's own cases: the first rule a field matches decides, a parent is not its children.
+  it('take the first rule matching `doggos.*`-like patterns, with the reference messages', async () => {
+    const run = async (uid: string, rules: unknown[], filter: string) => {
+      await write(t, 'PATCH', `/indexes/${uid}/settings`, { filterableAttributes: rules });
+      await write(t, 'POST', `/indexes/${uid}/documents`, dataset('nested'));
+      return call(t, 'POST', `/indexes/${uid}/search`, { filter, attributesToRetrieve: ['id'] });
+    };
+    const off = { facetSearch: false, filter: { equality: false, comparison: false } };
+    const byPrefix = [{ attributePatterns: ['doggos.a*'], features: off }, { attributePatterns: ['doggos.*'] }];
+    const byParent = [{ attributePatterns: ['doggos'], features: off }, { attributePatterns: ['doggos.*'] }];
+    expect((await run('fp-1', byPrefix, 'doggos.name = bobby')).body['hits']).toEqual([{ id: 852 }]);
+    expect((await run('fp-2', byParent, 'doggos.name = bobby')).body['hits']).toEqual([{ id: 852 }]);
+    const age = await run('fp-3', byPrefix, 'doggos.age > 2');
+    expect(age.status).toBe(400);
+    expect(age.body['message']).toBe('Index `fp-3`: Attribute `doggos.age` is not filterable. Available filterable attribute patterns are: `doggos.*`.\n1:11 doggos.age > 2');
+    const parent = await run('fp-4', byParent, 'doggos EXISTS');
+    expect(parent.body['message']).toBe('Index `fp-4`: Attribute `doggos` is not filterable. Available filterable attribute patterns are: `doggos.*`.\n1:7 doggos EXISTS');
+    expect(parent.body['code']).toBe('invalid_search_filter');
+  });
+});
