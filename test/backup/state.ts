@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { withoutProgressTrace } from '../helpers/cluster-state.js';
 
 type Json = Record<string, unknown>;
 
@@ -37,7 +38,9 @@ export async function readBackupState(url: string, key?: string): Promise<Backup
   const keys = key ? ((await get('/keys?limit=10000'))['results'] as Json[]) : [];
   const features = await get('/experimental-features');
   const tasks = (await get('/tasks?limit=1000000&reverse=true'))['results'] as Json[];
-  const batches = (await get('/batches?limit=1000000&reverse=true'))['results'] as Json[];
+  // A batch's progressTrace is the time its processing took on the node that ran it (a
+  // snapshot's own batch is finished in the copy before its processing is timed).
+  const batches = ((await get('/batches?limit=1000000&reverse=true'))['results'] as Json[]).map(withoutProgressTrace);
   return { indexes, settings, documents, keys, features, tasks, batches };
 }
 

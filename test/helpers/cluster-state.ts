@@ -45,7 +45,9 @@ export async function readState(url: string): Promise<NodeState> {
   }
   const tasks = await readTasks(url);
   if (JSON.stringify(tasks) !== before) throw new Error(`${url} processed tasks while it was being read`);
-  const batches = ((await getJson(`${url}/batches?limit=1000000&reverse=true`))['results'] as Json[]);
+  // A batch's progressTrace is the time its processing took on this node: the one part of it
+  // that is each node's own.
+  const batches = ((await getJson(`${url}/batches?limit=1000000&reverse=true`))['results'] as Json[]).map(withoutProgressTrace);
   return { indexes, documents, settings, tasks, batches };
 }
 
@@ -172,4 +174,12 @@ export function lostWrites(state: NodeState, index: string, load: WriteLoad): st
   }
   for (const d of docs) if (!load.attempted.has(d)) problems.push(`document ${d} was never written`);
   return problems;
+}
+
+/** A batch as `GET /batches` shows it, less the node's own timings. */
+export function withoutProgressTrace(batch: Json): Json {
+  const stats = batch['stats'] as Json | null | undefined;
+  if (!stats || !('progressTrace' in stats)) return batch;
+  const { progressTrace: _, ...rest } = stats;
+  return { ...batch, stats: rest };
 }
