@@ -303,6 +303,10 @@ describe('performance details', () => {
       'search > federation > merge results', 'search > federation > merge facets', 'search > federation', 'search',
     ]);
     expect((await call(t, 'POST', '/multi-search', { federation: {}, queries: [{ indexUid: 'perf', q: 'x' }] })).body).not.toHaveProperty('performanceDetails');
+    // Similar documents: one step, named as the reference names it.
+    const similar = await call(t, 'POST', '/indexes/vec/similar', { id: '1', embedder: 'default', showPerformanceDetails: true });
+    expect(similar.status, JSON.stringify(similar.body)).toBe(200);
+    expect(steps(similar.body['performanceDetails'])).toEqual(['similar']);
   });
 
   it('refuse the parameter on a federated query and a non-boolean, with the reference messages', async () => {
