@@ -15,6 +15,7 @@ import { resolveConfig, type RaftConfig, type ResolvedConfig } from './config.js
 import { decodeConfChange, encodeConfChange } from './conf-change.js';
 import { RaftInvariantError } from './errors.js';
 import type { ProgressState } from './progress.js';
+import type { ReadState } from './read-only.js';
 import { Raft } from './raft.js';
 import { propose, proposeConfChange, reportSnapshot, reportUnreachable, transferLeadership } from './raft-propose.js';
 import {
@@ -45,6 +46,8 @@ export interface Ready {
   committedEntries: Entry[];
   /** Messages to send once the above is persisted. */
   messages: Message[];
+  /** Read indexes for this node's read requests (nothing to persist). */
+  readStates: ReadState[];
   /** Whether persisting needs an fsync (entries, term or vote changed; commit alone does not). */
   mustSync: boolean;
 }
@@ -183,6 +186,15 @@ export class RawNode {
     reportSnapshot(this.raft, id, ok);
   }
 
+  /**
+   * Asks for a read index (see read-only.ts): once this node has applied up to the
+   * index of the ReadState tagged `ctx`, a read reflects every entry committed before
+   * the request. No answer comes without a leader: ask again after a while.
+   */
+  readIndex(ctx: number): void {
+    this.raft.readIndex(ctx);
+  }
+
   /** Whether a Ready is waiting. False while one is handed out and not advanced. */
   hasReady(): boolean {
     if (this.pending) return false;
@@ -192,7 +204,7 @@ export class RawNode {
     const hard = r.hardState();
     if (!isEmptyHardState(hard) && !hardStateEqual(hard, this.prevHard)) return true;
     if (r.log.hasPendingSnapshot()) return true;
-    if (r.msgs.length > 0 || r.log.unstable.entries.length > 0) return true;
+    if (r.msgs.length > 0 || r.readStates.length > 0 || r.log.unstable.entries.length > 0) return true;
     return r.log.hasNextCommittedEntries();
   }
 
@@ -207,9 +219,13 @@ export class RawNode {
       entries: r.log.unstableEntries(),
       committedEntries: r.log.nextCommittedEntries(),
       messages: r.msgs,
+      readStates: r.readStates,
       mustSync: false,
     };
     r.msgs = [];
+    r.readStates = [];
+    // The heartbeats of the open read round leave with these messages.
+    r.readOnly.seal();
     const soft = r.softState();
     if (soft.lead !== this.prevSoft.lead || soft.role !== this.prevSoft.role) {
       rd.softState = soft;
