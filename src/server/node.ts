@@ -5,6 +5,7 @@ import { noSearchIndex, type SearchIndexFactory } from '../engine/search-index.j
 import { buildApp } from '../http/app.js';
 import type { AppContext } from '../http/context.js';
 import { RaftReplicator } from '../replication/raft-replicator.js';
+import { ConsistentReads } from '../replication/consistent-reads.js';
 import { registerEmbeddingSource } from '../engine/vector/embedding-source.js';
 import { EmbeddingExchange } from '../engine/vector/exchange.js';
 import { Scheduler } from '../replication/scheduler.js';
@@ -124,7 +125,11 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     onCall: (method, code, seconds) => metrics.observeGrpcCall(method, code, seconds),
     onServed: (method, code, seconds) => metrics.observeGrpcServed(method, code, seconds),
   });
-  connectRaft(metrics, { status: () => replicator.driver?.status() ?? null, appliedIndex: () => replicator.appliedIndex });
+  connectRaft(metrics, {
+    status: () => replicator.driver?.status() ?? null,
+    appliedIndex: () => replicator.appliedIndex,
+    readiness: () => replicator.readiness(),
+  });
   embeddings.hooks = {
     isLeader: () => replicator.isLeader(),
     propose: (op) => ctx.configure(EmbeddingExchange.COMMAND, op),
@@ -138,17 +143,24 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   });
   executor.on('batch', (b) => {
     log.debug({ batchUid: b.uid, taskUids: b.taskUids, durationMs: (b.finishedAt ?? b.startedAt) - b.startedAt }, 'batch processed');
+    replicator.recheckWaits();
     notify();
     scheduler?.poke();
   });
   executor.on('idle', () => scheduler?.poke());
 
+  const reads = new ConsistentReads(
+    { nodeId: options.nodeId, replicator, queue, observe: (outcome, seconds) => metrics.observeReadWait(outcome, seconds) },
+    options.readConsistency,
+    options.readTimeoutMs,
+  );
   const ctx: AppContext = {
     options,
     engine,
     queue,
     executor,
     replicator,
+    reads,
     features,
     metrics,
     keys,

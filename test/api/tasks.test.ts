@@ -111,10 +111,10 @@ describe('tasks and batches', () => {
     const big = Array.from({ length: 60_000 }, (_, i) => ({ id: i, text: `document number ${i} with some words` }));
     const first = await c.index('cancel').addDocuments(big);
     const waiting = await Promise.all([0, 1, 2, 3, 4].map((i) => c.index('cancel').addDocuments([{ id: 100_000 + i }])));
-    const cancel = await c.tasks.cancelTasks({ indexUids: ['cancel'], statuses: ['enqueued', 'processing'] }).waitTask();
+    const cancel = await c.tasks.cancelTasks({ indexUids: ['cancel'], statuses: ['enqueued', 'processing'] }).waitTask({ timeout: 60_000 });
     expect(cancel.type).toBe('taskCancelation');
-    await c.tasks.waitForTask(first.taskUid);
-    const outcomes = await Promise.all(waiting.map((w) => c.tasks.waitForTask(w.taskUid)));
+    await c.tasks.waitForTask(first.taskUid, { timeout: 60_000 });
+    const outcomes = await Promise.all(waiting.map((w) => c.tasks.waitForTask(w.taskUid, { timeout: 60_000 })));
     const canceled = outcomes.filter((o) => o.status === 'canceled');
     // How many were still waiting depends on timing; test/tasks/log-order.test.ts pins the rule itself.
     expect(cancel.details?.canceledTasks).toBe(canceled.length);
@@ -130,7 +130,7 @@ describe('tasks and batches', () => {
     await index.addDocuments(Array.from({ length: 40_000 }, (_, i) => ({ id: i })));
     const small = [];
     for (let i = 0; i < 4; i++) small.push(await index.addDocuments([{ id: 50_000 + i }]));
-    const done = await Promise.all(small.map((s) => c.tasks.waitForTask(s.taskUid)));
+    const done = await Promise.all(small.map((s) => c.tasks.waitForTask(s.taskUid, { timeout: 60_000 })));
     // Which tasks share a batch depends on timing; test/tasks/log-order.test.ts pins the rule.
     const batchUids = new Set(done.map((d) => d.batchUid));
     for (const uid of batchUids) {

@@ -271,6 +271,11 @@ export class RawNode {
     }
   }
 
+  /** The commit index (cheaper than `status()`). */
+  committed(): number {
+    return this.raft.log.committed;
+  }
+
   /** Membership as of the applied index. */
   confState(): ConfState {
     return this.raft.confState();
