@@ -9,22 +9,26 @@ export interface ReadIndexSource {
 interface Waiter {
   resolve(index: number | null): void;
   timer: NodeJS.Timeout;
+  /** The first request made after this read arrived: its answer, or a later one's, holds for it. */
+  since: number;
 }
 
 /**
  * Read indexes for this node's reads, one request to the leader at a time: every read that
  * arrives while a request is out waits for the next one, so a busy node asks once per round
  * trip, not once per read. A request the core dropped (no leader, a leader change, a lost
- * message) is asked again after `retryMs` under a new context.
+ * message) is asked again after `retryMs`, under a new context; an answer to an earlier
+ * context still serves the reads that were waiting when it was asked.
  */
 export class ReadIndexer {
   private nextCtx = 1;
-  private inFlight: { ctx: number; waiters: Waiter[]; retry: NodeJS.Timeout } | null = null;
+  /** Contexts asked and not yet answered, and the reads waiting on them. */
+  private inFlight: { asked: number; waiters: Waiter[]; retry: NodeJS.Timeout } | null = null;
   private queued: Waiter[] = [];
 
   constructor(
     private readonly source: ReadIndexSource,
-    private readonly retryMs = 300,
+    private readonly retryMs = 500,
   ) {
     source.on('readState', (s) => this.answered(s));
   }
@@ -34,6 +38,7 @@ export class ReadIndexer {
     return new Promise((resolve) => {
       const w: Waiter = {
         resolve,
+        since: Infinity,
         timer: setTimeout(() => {
           this.queued = this.queued.filter((x) => x !== w);
           if (this.inFlight) this.inFlight.waiters = this.inFlight.waiters.filter((x) => x !== w);
@@ -41,41 +46,45 @@ export class ReadIndexer {
         }, timeoutMs),
       };
       this.queued.push(w);
-      if (!this.inFlight) this.ask(this.take());
+      if (!this.inFlight) this.ask([]);
     });
   }
 
-  private take(): Waiter[] {
-    const w = this.queued;
-    this.queued = [];
-    return w;
-  }
-
-  private ask(waiters: Waiter[]): void {
+  /** Asks under a new context for `waiting` and every queued read. */
+  private ask(waiting: Waiter[]): void {
     const ctx = this.nextCtx++;
-    // Asked again under a new context: an answer to the old one is not proof for readers that came later.
-    const retry = setTimeout(() => {
-      if (this.inFlight?.ctx !== ctx) return;
-      // Reads queued meanwhile arrived before the new request leaves: it answers for them too.
-      const ws = [...this.inFlight.waiters, ...this.take()];
+    for (const w of this.queued) w.since = ctx;
+    const waiters = [...waiting, ...this.queued];
+    this.queued = [];
+    if (waiters.length === 0) {
       this.inFlight = null;
-      if (ws.length > 0) this.ask(ws);
+      return;
+    }
+    if (this.inFlight) clearTimeout(this.inFlight.retry);
+    const retry = setTimeout(() => {
+      if (this.inFlight?.asked === ctx) this.ask(this.inFlight.waiters);
     }, this.retryMs);
     retry.unref();
-    this.inFlight = { ctx, waiters, retry };
+    this.inFlight = { asked: ctx, waiters, retry };
     this.source.readIndex(ctx);
   }
 
   private answered(s: ReadState): void {
     const f = this.inFlight;
-    if (!f || f.ctx !== s.ctx) return;
-    clearTimeout(f.retry);
-    this.inFlight = null;
-    for (const w of f.waiters) {
+    if (!f) return;
+    const served = f.waiters.filter((w) => w.since <= s.ctx);
+    if (served.length === 0) return;
+    f.waiters = f.waiters.filter((w) => w.since > s.ctx);
+    for (const w of served) {
       clearTimeout(w.timer);
       w.resolve(s.index);
     }
-    if (this.queued.length > 0) this.ask(this.take());
+    // The reads still waiting (asked for later) keep the current request; otherwise start the next one.
+    if (f.waiters.length === 0) {
+      clearTimeout(f.retry);
+      this.inFlight = null;
+      if (this.queued.length > 0) this.ask([]);
+    }
   }
 
   /** Fails every waiting read (the node is stopping). */
