@@ -23,6 +23,7 @@ import { registerClusterService } from './cluster-service.js';
 import { noLeader, PendingProposals, ProposalTimeout, removedError, Superseded, unconfirmed, type Applied } from './proposals.js';
 import { Membership } from './membership.js';
 import { ReadIndexer } from './read-index.js';
+import { ProcessingReports } from './processing-reports.js';
 import { ReplicaHealth, type Lag, type Readiness } from './replica-health.js';
 import type { NodeStatus, Replicator } from './replicator.js';
 import {
@@ -50,6 +51,8 @@ export interface RaftReplicatorDeps {
   onApplied(r: ApplyResult): void;
   /** This node became leader (it must now decide batches) or stopped being it. */
   onRoleChange?(leader: boolean): void;
+  /** A member reported how far it processed (the leader may now settle batches). */
+  onProcessingReport?(): void;
   /** Halts processing before a snapshot replaces the applied state, and reloads everything after. */
   beforeInstall(): Promise<void>;
   afterInstall(): Promise<void>;
@@ -79,6 +82,7 @@ export class RaftReplicator implements Replicator {
   private readonly appliedWaiters = new Set<() => void>();
   private reads: ReadIndexer | null = null;
   private healthCheck: ReplicaHealth | null = null;
+  processing: ProcessingReports | null = null;
   private sampler: NodeJS.Timeout | null = null;
   private confState: ConfState = { voters: [], learners: [] };
   readonly writeTimeoutMs: number;
@@ -197,6 +201,8 @@ export class RaftReplicator implements Replicator {
     );
     this.driver.on('error', (e) => this.d.log.error({ err: e }, 'raft driver error'));
     this.reads = new ReadIndexer(this.driver);
+    // A follower hears from the leader every tick: missing an election timeout and a half of them means it is cut off.
+    const contactMs = 15 * (this.d.tickMs ?? 100);
     const queue = this.d.sm.queue;
     const driver = this.driver;
     this.healthCheck = new ReplicaHealth(
@@ -206,16 +212,30 @@ export class RaftReplicator implements Replicator {
         contact: driver.contact,
         appliedIndex: () => queue.appliedIndex,
         reflectedIndex: () => queue.reflectedIndex(),
-        dueBatches: () => queue.decidedFinish.keys(),
+        dueBatches: () => queue.decidedFinish.values(),
         removed: () => this.removed,
       },
-      // A follower hears from the leader every tick; missing a election timeout and a half of them means it is cut off.
-      { maxLagEntries: options.healthMaxLagEntries, maxLagMs: options.healthMaxLagMs, contactMs: 15 * (this.d.tickMs ?? 100) },
+      { maxLagEntries: options.healthMaxLagEntries, maxLagMs: options.healthMaxLagMs, contactMs },
     );
     this.sampler = setInterval(() => this.healthCheck?.sample(), this.d.tickMs ?? 100);
     this.sampler.unref();
+    this.processing = new ProcessingReports(
+      {
+        nodeId: options.nodeId,
+        isLeader: () => this.isLeader(),
+        leaderId: () => this.leaderId(),
+        others: () => [...this.confState.voters, ...this.confState.learners].filter((id) => id !== options.nodeId),
+        lastHeard: (id) => this.driver.contact.lastHeard.get(id),
+        nextUnprocessed: () => this.d.sm.queue.pending[0]?.uid ?? this.d.sm.queue.nextBatchUid,
+        send: (leader, next) => this.peers.processed(leader, options.nodeId, next, 2_000),
+        onReport: () => this.d.onProcessingReport?.(),
+      },
+      { contactMs, maxWaitMs: options.healthMaxLagMs },
+    );
     this.driver.on('softState', (s) => {
       this.d.log.info({ role: s.role, leader: s.lead || null }, 'raft role changed');
+      this.processing?.reset();
+      this.processing?.report();
       this.d.onRoleChange?.(s.role === 'leader');
     });
     this.driver.start();
@@ -317,7 +337,16 @@ export class RaftReplicator implements Replicator {
     this.recheckWaits();
   }
 
-  recheckWaits(): void {
+  batchProcessed(): void {
+    this.recheckWaits();
+    this.processing?.report();
+  }
+
+  settleDelay(uid: number, finishedAt: number): number {
+    return this.processing?.waitFor(uid, finishedAt) ?? 0;
+  }
+
+  private recheckWaits(): void {
     for (const w of [...this.appliedWaiters]) w();
   }
 

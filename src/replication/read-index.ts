@@ -25,6 +25,8 @@ export class ReadIndexer {
   /** Contexts asked and not yet answered, and the reads waiting on them. */
   private inFlight: { asked: number; waiters: Waiter[]; retry: NodeJS.Timeout } | null = null;
   private queued: Waiter[] = [];
+  /** A request planned for the end of this turn of the event loop. */
+  private planned = false;
 
   constructor(
     private readonly source: ReadIndexSource,
@@ -46,7 +48,13 @@ export class ReadIndexer {
         }, timeoutMs),
       };
       this.queued.push(w);
-      if (!this.inFlight) this.ask([]);
+      if (this.inFlight || this.planned) return;
+      // Reads arriving in the same turn of the event loop share the request.
+      this.planned = true;
+      setImmediate(() => {
+        this.planned = false;
+        if (!this.inFlight) this.ask([]);
+      });
     });
   }
 

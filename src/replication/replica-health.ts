@@ -20,7 +20,7 @@ export interface HealthSources {
   appliedIndex(): number;
   /** The log index up to which this node reflects everything clients may have been told. */
   reflectedIndex(): number;
-  /** Batches whose finish the log decided and that this node has not processed yet. */
+  /** When the leader finished (epoch ms) each batch that this node has not processed yet. */
   dueBatches(): Iterable<number>;
   removed(): boolean;
 }
@@ -33,16 +33,15 @@ export interface HealthBounds {
 }
 
 /**
- * Lag and readiness for the load balancer (`GET /cluster/health`). Times are this node's own
- * monotonic clock: when it learnt of a commit index it has not applied yet, and when it learnt
- * that the leader finished a batch it has not processed yet. `sample()` records those moments;
- * it runs on a timer and before every answer.
+ * Lag and readiness for the load balancer (`GET /cluster/health`). The lag in time is the
+ * longer of: how long ago this node learnt of a commit index it has not applied yet (its own
+ * monotonic clock; `sample()` records those moments, on a timer and before every answer), and
+ * how long ago the leader finished a batch this node has not processed yet (the leader's
+ * finish time, from the log: wall clocks, assumed in step across the machines).
  */
 export class ReplicaHealth {
   /** Leader commit indexes as they became known, oldest first. */
   private commits: { index: number; at: number }[] = [];
-  /** When each due batch was first seen due. */
-  private readonly dueSince = new Map<number, number>();
 
   constructor(
     private readonly s: HealthSources,
@@ -61,12 +60,9 @@ export class ReplicaHealth {
     const applied = this.s.appliedIndex();
     // Keep the newest applied observation: it dates the entries right after it.
     while (this.commits.length > 1 && this.commits[1]!.index <= applied) this.commits.shift();
-    const due = new Set(this.s.dueBatches());
-    for (const uid of due) if (!this.dueSince.has(uid)) this.dueSince.set(uid, now);
-    for (const uid of this.dueSince.keys()) if (!due.has(uid)) this.dueSince.delete(uid);
   }
 
-  lag(now = performance.now()): Lag {
+  lag(now = performance.now(), wallNow = Date.now()): Lag {
     this.sample(now);
     const applied = this.s.appliedIndex();
     const commit = this.knownCommit();
@@ -75,12 +71,12 @@ export class ReplicaHealth {
       const first = this.commits.find((c) => c.index > applied);
       if (first) ms = now - first.at;
     }
-    for (const at of this.dueSince.values()) ms = Math.max(ms, now - at);
+    for (const finishedAt of this.s.dueBatches()) ms = Math.max(ms, wallNow - finishedAt);
     return { entries: Math.max(0, commit - this.s.reflectedIndex()), ms: Math.round(ms) };
   }
 
-  readiness(now = performance.now()): Readiness {
-    const lag = this.lag(now);
+  readiness(now = performance.now(), wallNow = Date.now()): Readiness {
+    const lag = this.lag(now, wallNow);
     const reason = this.noQuorum(now) ?? this.lagging(lag);
     return reason === null ? { ready: true, lag } : { ready: false, lag, reason };
   }

@@ -52,11 +52,17 @@ export interface Replicator {
   status(): { self: NodeStatus; nodes: NodeStatus[] };
   /**
    * Resolves true once `pred()` holds (checked after each applied entry and whenever
-   * `recheckWaits` is called), false after `timeoutMs`.
+   * `batchProcessed` is called), false after `timeoutMs`.
    */
   waitUntil(pred: () => boolean, timeoutMs: number): Promise<boolean>;
-  /** Something a wait may depend on changed (a batch was processed). */
-  recheckWaits(): void;
+  /** This node processed a batch: waits may be over, and the leader wants to know. */
+  batchProcessed(): void;
+  /**
+   * On the leader: 0 when batch `uid`, finished here at `finishedAt` (epoch ms), may be
+   * reported finished (its finish goes into the log), else how many ms it may still wait for
+   * the members in touch to process it too.
+   */
+  settleDelay(uid: number, finishedAt: number): number;
   /**
    * The leader's commit index, confirmed by a quorum after the call (see raft/core/read-only.ts);
    * null when no leader answered within `timeoutMs`. Calls made together share one request.

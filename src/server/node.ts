@@ -108,6 +108,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     onApplied,
     // A new leader decides the batches its predecessor left undecided.
     onRoleChange: () => scheduler?.poke(),
+    onProcessingReport: () => scheduler?.poke(),
     async beforeInstall() {
       embeddings.interruptWaits('a snapshot is being installed');
       await executor.halt();
@@ -143,7 +144,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   });
   executor.on('batch', (b) => {
     log.debug({ batchUid: b.uid, taskUids: b.taskUids, durationMs: (b.finishedAt ?? b.startedAt) - b.startedAt }, 'batch processed');
-    replicator.recheckWaits();
+    replicator.batchProcessed();
     notify();
     scheduler?.poke();
   });
