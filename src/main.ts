@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { OptionsError, parseOptions, usage } from './config/options.js';
 import { startNode } from './server/node.js';
-import { defaultSearchFactory } from './engine/default-search.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -19,7 +18,10 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const node = await startNode(options, { searchFactory: defaultSearchFactory() });
+  const node = await startNode(options);
+  if (options.masterKey !== null && Buffer.byteLength(options.masterKey) < 16) {
+    node.app.log.warn('The master key is shorter than 16 bytes: fine for development, refused with --env production. Pick a longer, random key for anything exposed.');
+  }
   node.app.log.info(
     { url: node.url, dbPath: options.dbPath, env: options.env, nodeId: options.nodeId },
     options.masterKey ? 'Trine is listening' : 'Trine is listening without a master key: the API is open to anyone who can reach it',

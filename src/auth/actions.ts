@@ -1,4 +1,4 @@
-import { isValidIndexUid } from '../engine/index-uid.js';
+import { isValidIndexUid } from '../engine/indexes/index-uid.js';
 
 /**
  * Key actions and index patterns: what an API key may do, and where.
@@ -68,10 +68,6 @@ export const ACTIONS = [
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];
-
-export function isAction(s: string): s is Action {
-  return (ACTIONS as readonly string[]).includes(s);
-}
 
 /** `*.get` is the read-only set: every action that only reads, except reading keys. */
 const READ_ACTIONS: readonly Action[] = [
@@ -187,8 +183,8 @@ export function invalidIndexPatternMessage(p: string): string {
   return `\`${p}\` is not a valid index uid pattern. Index uid patterns can be an integer or a string containing only alphanumeric characters, hyphens (-), underscores (_), and optionally end with a star (*).`;
 }
 
-export { patternMatches, anyPatternMatches } from '../engine/index-uid.js';
-import { patternMatches } from '../engine/index-uid.js';
+export { patternMatches, anyPatternMatches } from '../engine/indexes/index-uid.js';
+import { patternMatches } from '../engine/indexes/index-uid.js';
 
 /**
  * The most specific of `patterns` matching `index`: an exact uid beats a prefix, a longer

@@ -1,12 +1,11 @@
 import { stageKey } from '../auth/key-store.js';
-import { processBatch, type BatchTask } from '../engine/batch-processor.js';
+import { processBatch } from '../engine/apply/apply-batch.js';
+import type { BatchTask, IndexOperation } from '../engine/apply/types.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import { Engine } from '../engine/engine.js';
-import type { SearchIndexFactory } from '../engine/search-index.js';
 import { ExperimentalFeatures } from '../features/experimental-features.js';
 import type { KvStore } from '../store/kv.js';
 import { PAYLOADS, TaskQueue } from '../tasks/task-queue.js';
-import type { TaskParams } from '../tasks/task.js';
 import { readDump, type DumpRecord } from './dump-format.js';
 import { BackupFileError } from './file-writer.js';
 
@@ -29,8 +28,9 @@ export interface DumpImportSummary {
  * features are written as they were. The dump is checked while it is read; the caller imports
  * into a scratch database and drops it if this throws.
  */
-export async function importDump(path: string, store: KvStore, factory: SearchIndexFactory): Promise<DumpImportSummary> {
-  const engine = await Engine.open(store, factory);
+export async function importDump(path: string, store: KvStore): Promise<DumpImportSummary> {
+  // A fresh node alone: embeddings are asked of the embedders directly.
+  const engine = await Engine.open(store);
   const queue = new TaskQueue();
   const summary: DumpImportSummary = { indexes: 0, documents: 0, tasks: 0, keys: 0 };
   let index: IndexRecord | null = null;
@@ -43,7 +43,7 @@ export async function importDump(path: string, store: KvStore, factory: SearchIn
     wb = store.batch();
   };
 
-  const run = async (type: string, params: TaskParams, at: number, documents?: Doc[]) => {
+  const run = async (type: string, params: IndexOperation, at: number, documents?: Doc[]) => {
     const task: BatchTask = { uid: 0, type, indexUid: index!.uid, params, details: null, ...(documents ? { documents } : {}) };
     const processed = await processBatch(engine, [task], at);
     const outcome = processed.outcomes.get(0);

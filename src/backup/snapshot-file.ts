@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import { readSnapshotFile, stateSnapshotSource } from '../replication/state-snapshot.js';
+import { putRecords, readSnapshotFile, stateSnapshotSource } from '../replication/state-snapshot.js';
 import type { KvStore } from '../store/kv.js';
 import { summarizeBatch, type BatchRecord } from '../tasks/batch.js';
 import { BATCHES, PENDING, TASKS, type PendingBatch } from '../tasks/task-queue.js';
@@ -166,23 +166,12 @@ export async function verifySnapshotFile(path: string): Promise<VerifiedSnapshot
  * Returns the log position the copy stands for.
  */
 export async function loadSnapshotFile(store: KvStore, v: VerifiedSnapshot): Promise<{ index: number; term: number }> {
-  let wb = store.batch();
-  let bytes = 0;
   try {
-    for await (const [key, value] of readSnapshotFile(v.path, v.range)) {
-      wb.put(key, value);
-      bytes += key.length + value.length;
-      if (bytes > 8 * 1024 * 1024) {
-        await wb.commit();
-        wb = store.batch();
-        bytes = 0;
-      }
-    }
+    await putRecords(store, readSnapshotFile(v.path, v.range));
   } catch (e) {
     throw new BackupFileError(`The snapshot ${v.path} is corrupted: ${e instanceof Error ? e.message : String(e)}.`);
   }
-  await wb.commit();
-  wb = store.batch();
+  const wb = store.batch();
   const { uid, batch } = v.header.task;
   const raw = await store.get(TASKS.key(uid));
   if (raw) {

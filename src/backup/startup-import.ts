@@ -1,7 +1,6 @@
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Options } from '../config/options.js';
-import type { SearchIndexFactory } from '../engine/search-index.js';
 import type { SnapshotMeta } from '../raft/core/index.js';
 import { RaftLogStore } from '../raft/log-store.js';
 import { APPLIED_META } from '../replication/state-snapshot.js';
@@ -57,7 +56,7 @@ async function seedRaftState(store: KvStore, nodeId: string, index: number, term
  * into a scratch database beside `--db-path` that is renamed into place only once complete:
  * a failure or a crash half-way leaves no database, never half of one.
  */
-export async function importAtStart(options: Options, factory: SearchIndexFactory, log: ImportLogger): Promise<void> {
+export async function importAtStart(options: Options, log: ImportLogger): Promise<void> {
   const which = options.importDump !== null ? 'dump' : options.importSnapshot !== null ? 'snapshot' : null;
   if (which === null) return;
   const file = (which === 'dump' ? options.importDump : options.importSnapshot)!;
@@ -91,7 +90,7 @@ export async function importAtStart(options: Options, factory: SearchIndexFactor
       const { documents } = await verifyDump(file);
       log.info({ file, documents }, 'dump checked: importing');
       store = await RocksStore.open(scratch);
-      const summary = await importDump(file, store, factory);
+      const summary = await importDump(file, store);
       await seedRaftState(store, options.nodeId, 1, 1);
       log.info({ file, ...summary, ms: Date.now() - started }, 'dump imported');
     } else {

@@ -68,7 +68,7 @@ interface FlagDef {
 export const FLAGS: FlagDef[] = [
   { name: 'db-path', help: 'Directory of the node\'s database', default: './data' },
   { name: 'http-addr', help: 'Address the HTTP API listens on (host:port)', default: '127.0.0.1:7700' },
-  { name: 'master-key', help: 'Master key protecting the API (at least 16 bytes)' },
+  { name: 'master-key', help: 'Master key protecting the API (at least 16 bytes in production)' },
   { name: 'env', help: 'development or production (production requires a master key)', default: 'development' },
   { name: 'http-payload-size-limit', help: 'Largest accepted request body, e.g. "100 MB"', default: '100 MB' },
   { name: 'http-json-payload-size-limit', help: 'Largest JSON body of the routes that are not document uploads (search, settings, ...), at most the payload limit', default: '2 MiB' },
@@ -194,8 +194,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   const limit = sizeFlag('http-payload-size-limit');
   const jsonLimit = Math.min(sizeFlag('http-json-payload-size-limit'), limit);
   const masterKey = get('master-key') ?? null;
-  if (masterKey !== null && Buffer.byteLength(masterKey) < 16) {
-    throw new OptionsError('The master key must be at least 16 bytes long. Pick a longer --master-key.');
+  // As the reference: a short key is refused in production only (development warns at start).
+  if (envName === 'production' && masterKey !== null && Buffer.byteLength(masterKey) < 16) {
+    throw new OptionsError('In production (--env production) the master key must be at least 16 bytes long. Pick a longer --master-key.');
   }
   if (envName === 'production' && masterKey === null) {
     throw new OptionsError(

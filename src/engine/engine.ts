@@ -2,9 +2,12 @@ import { ApiError } from '../errors/api-error.js';
 import { KeySpace, decodeUint } from '../store/keys.js';
 import type { KvReader, KvStore, WriteBatch } from '../store/kv.js';
 import type { Doc } from './documents/primary-key.js';
-import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './index-handle.js';
-import type { SearchIndexFactory } from './search-index.js';
+import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './indexes/index-handle.js';
+import type { SearchIndexFactory } from './structures/search-index.js';
+import { defaultSearchFactory } from './structures/default-structures.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
+import { directSource, type EmbeddingSource } from './vector/embedding-source.js';
+import { SearchScratch } from './search/scratch.js';
 
 const ENGINE_META = new KeySpace('em');
 const NEXT_INDEX_ID = ENGINE_META.key('nextIndexId');
@@ -13,9 +16,17 @@ export function indexNotFound(uid: string): ApiError {
   return new ApiError('index_not_found', `Index \`${uid}\` not found.`);
 }
 
+/** What an engine is built from besides its store; each has a default for a node alone. */
+export interface EngineParts {
+  /** The search structures every index keeps: full text, facets and vectors by default. */
+  structures?: SearchIndexFactory;
+  /** Where indexing gets embeddings: the embedders themselves by default, a cluster's exchange in a cluster. */
+  embeddings?: EmbeddingSource;
+}
+
 /**
  * The indexes of one node: their metadata and id maps in memory, documents and search
- * structures in the store. Knows nothing of HTTP, tasks or replication; the batch processor
+ * structures in the store. Knows nothing of HTTP, tasks or replication; applying a batch
  * changes it, routes read it.
  */
 export class Engine {
@@ -23,14 +34,17 @@ export class Engine {
   nextIndexId = 0;
   /** Time of the last change applied, for `GET /stats`. */
   lastUpdate: number | null = null;
+  /** Memory every search of this engine ranks in (searches run one at a time). */
+  readonly scratch = new SearchScratch();
 
   private constructor(
     readonly store: KvStore,
-    readonly searchFactory: SearchIndexFactory,
+    private readonly structures: SearchIndexFactory,
+    private readonly embeddings: EmbeddingSource,
   ) {}
 
-  static async open(store: KvStore, searchFactory: SearchIndexFactory): Promise<Engine> {
-    const engine = new Engine(store, searchFactory);
+  static async open(store: KvStore, parts: EngineParts = {}): Promise<Engine> {
+    const engine = new Engine(store, parts.structures ?? defaultSearchFactory(), parts.embeddings ?? directSource);
     await engine.load();
     return engine;
   }
@@ -58,7 +72,7 @@ export class Engine {
 
   async openHandle(meta: IndexMeta): Promise<IndexHandle> {
     const space = IndexHandle.searchSpaceOf(meta.id);
-    const search = await this.searchFactory.open({ store: this.store, space, settings: meta.settings });
+    const search = await this.structures.open({ store: this.store, space, settings: meta.settings, embeddings: this.embeddings });
     return new IndexHandle(meta, new Map(), search);
   }
 

@@ -3,7 +3,7 @@ import { ERROR_CODES, type ErrorCode } from '../errors/api-error.js';
 import { ERROR_LINK_BASE } from '../errors/codes.js';
 import { TASK_STATUSES, TASK_TYPES } from '../tasks/task.js';
 import { VERSION } from '../version.js';
-import { ROUTES, type RouteDoc } from './route.js';
+import type { RouteDoc } from './route.js';
 import type { JsonSchema } from './schema.js';
 
 /**
@@ -197,7 +197,7 @@ function operation(r: RouteDoc, path: string, pathParams: string[], ids: Set<str
 }
 
 /** Builds the document from `routes` (every route the server registered, by default). */
-export function openapiDocument(routes: readonly RouteDoc[] = ROUTES): Record<string, unknown> {
+export function openapiDocument(routes: readonly RouteDoc[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const ids = new Set<string>();
   const tags = new Set<string>();

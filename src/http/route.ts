@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { assertIndexUid } from '../engine/indexes/index-uid.js';
 import type { ErrorCode } from '../errors/codes.js';
-import type { ObjectSchema, Schema, FieldDef } from './schema.js';
+import { jsonBody } from './body.js';
+import type { FieldDef, FieldsOf, ObjectSchema, Schema } from './schema.js';
 
 /** A route as the OpenAPI document describes it. */
 export interface RouteDoc {
@@ -23,23 +25,90 @@ export interface RouteDoc {
   errors?: ErrorCode[];
 }
 
-/** Every route registered, in registration order. */
-export const ROUTES: RouteDoc[] = [];
-
-export interface RouteDef extends RouteDoc {
-  handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+/** What a handler gets: the request read and checked by the schemas its route declares. */
+export interface RouteInput<Q, B> {
+  /** The `{indexUid}` of the path, checked against the uid rules ('' when the path has none). */
+  uid: string;
+  /** The query string, checked by `query` (empty without it). */
+  query: Q;
+  /** The body: checked by `body` as JSON by default, as parsed JSON with `read: 'unchecked'`, undefined with `read: 'raw'`. */
+  body: B;
 }
 
-/** Registers a route and records its description for the OpenAPI document. */
-export function route(app: FastifyInstance, def: RouteDef): void {
-  const { handler, ...doc } = def;
-  if (!ROUTES.some((r) => r.method === doc.method && r.url === doc.url)) ROUTES.push(doc);
+export interface RouteDef<F extends Record<string, FieldDef>, B> extends Omit<RouteDoc, 'query' | 'body'> {
+  query?: ObjectSchema<F>;
+  body?: Schema<B>;
+  /**
+   * How the body is read. `checked` (the default when `body` is declared): a JSON body checked
+   * by `body`; `unchecked`: a JSON body the handler checks itself (by rules richer than the
+   * schema, whose words the reference fixes); `raw`: the handler reads the body itself.
+   */
+  read?: 'checked' | 'unchecked' | 'raw';
+  /** Code of an error about the body as a whole (a wrong type, an unknown field). */
+  bodyCode?: ErrorCode;
+  /** Checks run on the parsed JSON before the schema (errors the reference reports first). */
+  precheck?: (raw: unknown) => void;
+  /** An absent body reads as `{}` (a body whose every field is optional, for a bare POST). */
+  emptyBodyIs?: unknown;
+  /** Bodies up to the payload limit (document uploads, deletions by id) rather than the JSON limit. */
+  largeBody?: boolean;
+  handler: (req: FastifyRequest, reply: FastifyReply, input: RouteInput<FieldsOf<F>, B>) => Promise<unknown>;
+}
+
+/** The body size limits of this app (see `--http-payload-size-limit` and `--http-json-payload-size-limit`). */
+export interface BodyLimits {
+  payload: number;
+  json: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered through `route()`, in registration order, for the OpenAPI document. */
+    routeDocs: RouteDoc[];
+    bodyLimits: BodyLimits;
+  }
+}
+
+/** Makes `route()` usable on this app: the body limits routes read with, and the list of route descriptions. */
+export function prepareRoutes(app: FastifyInstance, limits: BodyLimits): void {
+  app.decorate('bodyLimits', limits);
+  app.decorate('routeDocs', [] as RouteDoc[]);
+}
+
+function isEmptyBody(req: FastifyRequest): boolean {
+  return req.body === undefined || (Buffer.isBuffer(req.body) && req.body.length === 0);
+}
+
+/**
+ * Registers a route and records its description for the OpenAPI document. The same schemas
+ * check the request: the path's index uid, then the query string, then the body, so that
+ * what the document says and what the server accepts cannot drift apart.
+ */
+export function route<F extends Record<string, FieldDef> = Record<string, never>, B = undefined>(app: FastifyInstance, def: RouteDef<F, B>): void {
+  const { handler, read: readMode, bodyCode, precheck, emptyBodyIs, largeBody, ...doc } = def;
+  const docs = app.routeDocs;
+  if (!docs.some((r) => r.method === doc.method && r.url === doc.url)) docs.push(doc as RouteDoc);
+  const read = readMode ?? (def.body ? 'checked' : 'raw');
+  const hasUid = def.url.includes(':indexUid');
   app.route({
     method: def.method,
     url: def.url,
     config: { action: def.action },
     handler: async (req, reply) => {
-      const out = await handler(req, reply);
+      let uid = '';
+      if (hasUid) {
+        uid = (req.params as { indexUid: string }).indexUid;
+        assertIndexUid(uid);
+      }
+      const query = (def.query ? def.query.validate(queryRecord(req), 'query') : {}) as FieldsOf<F>;
+      let body: unknown;
+      if (read !== 'raw') {
+        const limit = largeBody ? app.bodyLimits.payload : app.bodyLimits.json;
+        const raw = emptyBodyIs !== undefined && isEmptyBody(req) ? emptyBodyIs : jsonBody(req, limit);
+        precheck?.(raw);
+        body = read === 'checked' && def.body ? def.body.parse(raw, { path: '', code: bodyCode ?? 'bad_request', mode: 'json' }) : raw;
+      }
+      const out = await handler(req, reply, { uid, query, body: body as B });
       if (reply.sent) return reply;
       reply.status(def.status);
       return out;

@@ -233,7 +233,7 @@ export interface FieldDef<T = unknown> {
   missingCode?: ErrorCode;
 }
 
-type FieldsOf<F extends Record<string, FieldDef>> = {
+export type FieldsOf<F extends Record<string, FieldDef>> = {
   [K in keyof F]: F[K] extends FieldDef<infer T> ? (F[K]['required'] extends true ? T : T | undefined) : never;
 };
 
@@ -292,6 +292,21 @@ export class ObjectSchema<F extends Record<string, FieldDef>> extends Schema<Fie
   validate(value: unknown, mode: Mode, rootCode: ErrorCode = 'bad_request'): FieldsOf<F> {
     return this.parse(value, { path: '', code: rootCode, mode });
   }
+}
+
+/**
+ * A check run before a body's schema: fields that exist on the resource but cannot be changed
+ * get their own code and say which can (the reference reports them before unknown fields).
+ */
+export function refuseImmutable(codes: Record<string, ErrorCode>, changeable: readonly string[]): (body: unknown) => void {
+  const list = changeable.map((f) => `\`${f}\``).join(', ');
+  return (body) => {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
+    for (const k of Object.keys(body)) {
+      const code = codes[k];
+      if (code) throw new ApiError(code, `Immutable field \`${k}\`: expected one of ${list}`);
+    }
+  };
 }
 
 export const s = {

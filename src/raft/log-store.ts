@@ -9,7 +9,7 @@ const HARD = RAFT_STATE.key('hard');
 const SNAP = RAFT_STATE.key('snap');
 
 /** Key prefixes that hold Raft's log and votes rather than applied state. */
-export const RAFT_PREFIXES = [RAFT_LOG.prefix, RAFT_STATE.prefix];
+export const RAFT_PREFIXES = [RAFT_LOG.prefix, RAFT_STATE.prefix].sort(Buffer.compare);
 
 function encodeEntry(e: Entry): Buffer {
   const head = Buffer.alloc(9);

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { prefixEnd, KeySpace } from '../store/keys.js';
 import type { KvStore, WriteBatch } from '../store/kv.js';
 import type { SnapshotMeta } from '../raft/core/index.js';
-import { RAFT_LOG, RAFT_STATE } from '../raft/log-store.js';
+import { RAFT_PREFIXES, RAFT_STATE } from '../raft/log-store.js';
 import { SNAPSHOT_CHUNK, type SnapshotSink, type SnapshotSource } from '../raft/transport/grpc-transport.js';
 
 /** Where the applied state records the log position it stands for; part of every snapshot. */
@@ -21,7 +21,7 @@ export async function readAppliedMeta(store: { get(k: Buffer): Promise<Buffer | 
 
 /** Key ranges of the applied state: everything but Raft's own log and votes. */
 export function stateRanges(): [Buffer, Buffer][] {
-  const bounds = [RAFT_LOG.prefix, RAFT_STATE.prefix].sort(Buffer.compare);
+  const bounds = RAFT_PREFIXES;
   const ranges: [Buffer, Buffer][] = [];
   let start: Buffer = Buffer.from([0x00]);
   for (const p of bounds) {
@@ -141,6 +141,22 @@ export async function* readSnapshotFile(path: string, range?: { start: number; e
   if (buf.length !== 0) throw new Error(`snapshot file ${path} is truncated`);
 }
 
+/** Writes records read from a snapshot file into the store, in write batches of about 8 MiB. */
+export async function putRecords(store: KvStore, records: AsyncIterable<[Buffer, Buffer]>): Promise<void> {
+  let wb = store.batch();
+  let bytes = 0;
+  for await (const [key, value] of records) {
+    wb.put(key, value);
+    bytes += key.length + value.length;
+    if (bytes > 8 * 1024 * 1024) {
+      await wb.commit();
+      wb = store.batch();
+      bytes = 0;
+    }
+  }
+  await wb.commit();
+}
+
 const INSTALLING = RAFT_STATE.key('installing');
 
 /**
@@ -154,18 +170,7 @@ export async function installStateFile(store: KvStore, path: string): Promise<Sn
   const wipe = store.batch();
   for (const [gte, lt] of stateRanges()) wipe.delRange(gte, lt);
   await wipe.commit();
-  let wb = store.batch();
-  let bytes = 0;
-  for await (const [key, value] of readSnapshotFile(path)) {
-    wb.put(key, value);
-    bytes += key.length + value.length;
-    if (bytes > 8 * 1024 * 1024) {
-      await wb.commit();
-      wb = store.batch();
-      bytes = 0;
-    }
-  }
-  await wb.commit();
+  await putRecords(store, readSnapshotFile(path));
   await store.sync();
   return readAppliedMeta(store);
 }

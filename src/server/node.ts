@@ -1,13 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Options } from '../config/options.js';
 import { Engine } from '../engine/engine.js';
-import { noSearchIndex, type SearchIndexFactory } from '../engine/search-index.js';
 import { buildApp } from '../http/app.js';
 import type { AppContext } from '../http/context.js';
 import { RaftReplicator } from '../replication/raft-replicator.js';
 import { ConsistentReads } from '../replication/consistent-reads.js';
-import { registerEmbeddingSource } from '../engine/vector/embedding-source.js';
-import { EmbeddingExchange } from '../engine/vector/exchange.js';
+import { EmbeddingExchange } from '../replication/embedding-exchange.js';
 import { Scheduler } from '../replication/scheduler.js';
 import { RocksStore } from '../store/rocks-store.js';
 import { Executor } from '../tasks/executor.js';
@@ -35,7 +33,6 @@ export interface RunningNode {
 }
 
 export interface NodeDeps {
-  searchFactory?: SearchIndexFactory;
   configHandlers?: (store: KvStore) => [string, ConfigHandler][];
   /** Where log lines go instead of standard output. */
   logStream?: { write(line: string): void };
@@ -44,13 +41,11 @@ export interface NodeDeps {
 /** Builds a node from the pieces: store, engine, task queue, log, executor, HTTP API. */
 export async function startNode(options: Options, deps: NodeDeps = {}): Promise<RunningNode> {
   // --import-dump / --import-snapshot build the database before it is opened.
-  await importAtStart(options, deps.searchFactory ?? noSearchIndex, startupLogger(options.logLevel, deps.logStream));
+  await importAtStart(options, startupLogger(options.logLevel, deps.logStream));
   const store = await RocksStore.open(options.dbPath);
-  // Embeddings for indexing come through the log (see docs/vector-search.md): registered
-  // before the indexes are opened, since their vector structures look it up.
+  // Embeddings for indexing come through the log (see docs/vector-search.md).
   const embeddings = new EmbeddingExchange();
-  registerEmbeddingSource(store, embeddings);
-  const engine = await Engine.open(store, deps.searchFactory ?? noSearchIndex);
+  const engine = await Engine.open(store, { embeddings });
   const queue = new TaskQueue();
   await queue.load(store);
   const sm = new TaskStateMachine(store, queue);

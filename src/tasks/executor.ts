@@ -1,12 +1,13 @@
 import { EventEmitter } from 'node:events';
 import { errorBody } from '../errors/api-error.js';
-import { processBatch, type BatchTask, type ProcessedBatch } from '../engine/batch-processor.js';
+import { processBatch } from '../engine/apply/apply-batch.js';
+import { BatchAborted, type BatchTask, type ProcessedBatch } from '../engine/apply/types.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import type { Engine } from '../engine/engine.js';
 import type { KvStore, WriteBatch } from '../store/kv.js';
 import { summarizeBatch, type BatchRecord } from './batch.js';
 import { DECIDED_FINISH, PAYLOADS, PENDING, type PendingBatch, type TaskQueue } from './task-queue.js';
-import { isFinished, type TaskRecord } from './task.js';
+import { isFinished, isIndexOperation, type TaskRecord } from './task.js';
 import { matchesTask, parseTaskFilter } from './task-filter.js';
 import { queryFromOriginalFilter } from './state-machine.js';
 import { detached } from '../util/log-context.js';
@@ -22,11 +23,6 @@ export interface ExecutorEvents {
   idle: [];
 }
 
-/**
- * Thrown by a step that must stop before finishing its batch (the node is closing, or a
- * snapshot is about to be installed underneath): the batch stays pending and runs again.
- */
-export class BatchAborted extends Error {}
 
 /** What a dump or snapshot task ended with; `finishedAt` is the one written into the file. */
 export interface BackupResult {
@@ -246,14 +242,10 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       // A batch can hold many large payloads: heartbeats and searches get a turn between them.
       if (i + 1 < withPayload.length) await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    const input: BatchTask[] = tasks.map((t) => ({
-      uid: t.uid,
-      type: t.type,
-      indexUid: t.indexUid,
-      params: t.params,
-      details: t.details,
-      documents: docsOf.get(t.uid),
-    }));
+    const input: BatchTask[] = tasks.map((t) => {
+      if (!isIndexOperation(t.params)) throw new Error(`a ${t.type} task is not the engine's to apply`);
+      return { uid: t.uid, type: t.type, indexUid: t.indexUid, params: t.params, details: t.details, documents: docsOf.get(t.uid) };
+    });
     let processed: ProcessedBatch;
     try {
       processed = await processBatch(this.engine, input, tasks[0]!.startedAt!);

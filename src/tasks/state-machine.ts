@@ -2,7 +2,7 @@ import type { KvReader, KvStore, WriteBatch } from '../store/kv.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Command } from './command.js';
 import { matchesTask, parseTaskFilter, registrationFilter } from './task-filter.js';
-import { anyPatternMatches } from '../engine/index-uid.js';
+import { anyPatternMatches } from '../engine/indexes/index-uid.js';
 import { PAYLOADS, PENDING, type PendingBatch, TaskQueue } from './task-queue.js';
 import type { TaskRecord } from './task.js';
 

@@ -1,6 +1,6 @@
 import { ApiError, type ErrorCode } from '../errors/api-error.js';
 import { TASK_STATUSES, TASK_TYPES, type TaskRecord, type TaskStatus, type TaskType } from './task.js';
-import { isValidIndexUid } from '../engine/index-uid.js';
+import { isValidIndexUid } from '../engine/indexes/index-uid.js';
 
 /** The filters shared by `GET /tasks`, `GET /batches`, `POST /tasks/cancel` and `DELETE /tasks`. */
 export interface TaskFilter {
@@ -33,7 +33,6 @@ export const FILTER_PARAMS = [
   'beforeFinishedAt',
 ] as const;
 
-export const LIST_PARAMS = ['limit', 'from', 'reverse', ...FILTER_PARAMS] as const;
 
 const DATE_CODES: Record<string, ErrorCode> = {
   afterEnqueuedAt: 'invalid_task_after_enqueued_at',
@@ -77,64 +76,66 @@ function parseDate(name: string, v: string): number {
   return ms;
 }
 
-/** Parses filter parameters from a query object; unknown parameters are the caller's concern. */
-export function parseTaskFilter(q: Record<string, string>, batches = false): TaskFilter {
-  const f: TaskFilter = {};
-  if (q['uids'] !== undefined) f.uids = parseUidList('uids', q['uids'], batches ? 'invalid_task_uids' : 'invalid_task_uids');
-  if (q['batchUids'] !== undefined) f.batchUids = parseUidList('batchUids', q['batchUids'], 'invalid_batch_uids');
-  if (q['canceledBy'] !== undefined) f.canceledBy = parseUidList('canceledBy', q['canceledBy'], 'invalid_task_canceled_by');
-  if (q['types'] !== undefined) {
-    const parts = splitList(q['types']);
-    if (parts !== null) {
-      f.types = parts.map((p) => {
-        const t = TASK_TYPES.find((x) => x.toLowerCase() === p.toLowerCase());
-        if (!t) {
-          throw new ApiError(
-            'invalid_task_types',
-            `Invalid value in parameter \`types\`: \`${p}\` is not a valid task type. Available types are ${TASK_TYPES.map((x) => `\`${x}\``).join(', ')}.`,
-          );
-        }
-        return t;
-      });
-    }
-  }
-  if (q['statuses'] !== undefined) {
-    const parts = splitList(q['statuses']);
-    if (parts !== null) {
-      f.statuses = parts.map((p) => {
-        const s = TASK_STATUSES.find((x) => x === p.toLowerCase());
-        if (!s) {
-          throw new ApiError(
-            'invalid_task_statuses',
-            `Invalid value in parameter \`statuses\`: \`${p}\` is not a valid task status. Available statuses are ${TASK_STATUSES.map((x) => `\`${x}\``).join(', ')}.`,
-          );
-        }
-        return s;
-      });
-    }
-  }
-  if (q['indexUids'] !== undefined) {
-    const parts = splitList(q['indexUids']);
-    if (parts !== null) {
-      for (const p of parts) {
-        if (!isValidIndexUid(p)) {
-          throw new ApiError(
-            'invalid_index_uid',
-            `Invalid value in parameter \`indexUids\`: \`${p}\` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.`,
-          );
-        }
-      }
-      f.indexUids = parts;
-    }
-  }
-  for (const name of Object.keys(DATE_CODES)) {
-    if (q[name] !== undefined) (f as Record<string, number>)[name] = parseDate(name, q[name]!);
-  }
-  return f;
+function parseList<T>(v: string, each: (p: string) => T): T[] | undefined {
+  const parts = splitList(v);
+  return parts === null ? undefined : parts.map(each);
 }
 
-export function isFilterEmpty(f: TaskFilter, q: Record<string, string>): boolean {
-  return !FILTER_PARAMS.some((p) => q[p] !== undefined) && Object.keys(f).length === 0;
+export type FilterParam = (typeof FILTER_PARAMS)[number];
+
+/**
+ * One filter parameter's value as the filter holds it (undefined for `*`, which restricts
+ * nothing), or the reference's error for it.
+ */
+export function parseFilterParam(name: FilterParam, v: string): unknown {
+  switch (name) {
+    case 'uids':
+      return parseUidList('uids', v, 'invalid_task_uids');
+    case 'batchUids':
+      return parseUidList('batchUids', v, 'invalid_batch_uids');
+    case 'canceledBy':
+      return parseUidList('canceledBy', v, 'invalid_task_canceled_by');
+    case 'types':
+      return parseList(v, (p) => {
+        const t = TASK_TYPES.find((x) => x.toLowerCase() === p.toLowerCase());
+        if (t) return t;
+        throw new ApiError(
+          'invalid_task_types',
+          `Invalid value in parameter \`types\`: \`${p}\` is not a valid task type. Available types are ${TASK_TYPES.map((x) => `\`${x}\``).join(', ')}.`,
+        );
+      });
+    case 'statuses':
+      return parseList(v, (p) => {
+        const st = TASK_STATUSES.find((x) => x === p.toLowerCase());
+        if (st) return st;
+        throw new ApiError(
+          'invalid_task_statuses',
+          `Invalid value in parameter \`statuses\`: \`${p}\` is not a valid task status. Available statuses are ${TASK_STATUSES.map((x) => `\`${x}\``).join(', ')}.`,
+        );
+      });
+    case 'indexUids':
+      return parseList(v, (p) => {
+        if (isValidIndexUid(p)) return p;
+        throw new ApiError(
+          'invalid_index_uid',
+          `Invalid value in parameter \`indexUids\`: \`${p}\` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.`,
+        );
+      });
+    default:
+      return parseDate(name, v);
+  }
+}
+
+/** Parses filter parameters from a query object; unknown parameters are the caller's concern. */
+export function parseTaskFilter(q: Record<string, string | undefined>): TaskFilter {
+  const f: Record<string, unknown> = {};
+  for (const name of FILTER_PARAMS) {
+    const raw = q[name];
+    if (raw === undefined) continue;
+    const value = parseFilterParam(name, raw);
+    if (value !== undefined) f[name] = value;
+  }
+  return f as TaskFilter;
 }
 
 function inRange(v: number | null, after?: number, before?: number): boolean {

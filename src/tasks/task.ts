@@ -1,4 +1,5 @@
 import type { ErrorBody } from '../errors/api-error.js';
+import type { IndexOperation } from '../engine/apply/types.js';
 import { isoDuration, rfc3339 } from '../util/time.js';
 
 /** Task types in the reference's order (the error message listing them uses it). */
@@ -23,33 +24,21 @@ export type TaskType = (typeof TASK_TYPES)[number];
 export const TASK_STATUSES = ['enqueued', 'processing', 'succeeded', 'failed', 'canceled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-/** Types whose tasks belong to no index. */
-export const INDEXLESS_TYPES: ReadonlySet<TaskType> = new Set<TaskType>([
-  'indexSwap',
-  'taskCancelation',
-  'taskDeletion',
-  'dumpCreation',
-  'snapshotCreation',
-  'export',
-  'upgradeDatabase',
-]);
-
-/** What the engine needs to carry out a task, beyond its public details. Never shown to clients. */
+/**
+ * What is needed to carry out a task, beyond its public details. Never shown to clients. Index
+ * operations are the engine's; the others are the task layer's own.
+ */
 export type TaskParams =
-  /** `createIndex: false`: the requester may not create indexes, so a missing index fails the task. */
-  | { op: 'documents'; method: 'replace' | 'update'; primaryKey: string | null; skipCreation?: boolean; createIndex?: false }
-  | { op: 'deleteIds'; ids: string[] }
-  | { op: 'deleteFilter'; filter: unknown }
-  | { op: 'clear' }
-  | { op: 'settings'; settings: Record<string, unknown>; createIndex?: false }
-  | { op: 'createIndex'; primaryKey: string | null }
-  | { op: 'updateIndex'; primaryKey: string | null | undefined; newUid: string | null }
-  | { op: 'deleteIndex' }
-  | { op: 'swap'; swaps: { indexes: [string, string]; rename: boolean }[] }
+  | IndexOperation
   /** `indexPatterns`: the requesting key's indexes; tasks of other indexes (or of none) are never matched. */
   | { op: 'cancel' | 'deleteTasks'; query: string; indexPatterns?: string[] }
   | { op: 'dump' }
   | { op: 'snapshot' };
+
+/** Whether the engine carries these params out (the others are cancelations, task deletions, backups). */
+export function isIndexOperation(p: TaskParams): p is IndexOperation {
+  return p.op !== 'cancel' && p.op !== 'deleteTasks' && p.op !== 'dump' && p.op !== 'snapshot';
+}
 
 /** A task as proposed to the log: everything decided before it is numbered. */
 export interface TaskSpec {

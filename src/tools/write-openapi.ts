@@ -3,7 +3,6 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseOptions } from '../config/options.js';
-import { defaultSearchFactory } from '../engine/default-search.js';
 import { openapiDocument } from '../http/openapi.js';
 import { startNode } from '../server/node.js';
 
@@ -16,9 +15,9 @@ async function main(): Promise<void> {
   const out = process.argv[2] ?? 'docs/openapi.json';
   const dir = mkdtempSync(join(tmpdir(), 'trine-openapi-'));
   const options = parseOptions(['--db-path', join(dir, 'db'), '--http-addr', '127.0.0.1:0', '--log-level', 'error'], {});
-  const node = await startNode(options, { searchFactory: defaultSearchFactory() });
+  const node = await startNode(options);
   try {
-    const doc = openapiDocument();
+    const doc = openapiDocument(node.app.routeDocs);
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, JSON.stringify(doc, null, 2) + '\n');
     const paths = Object.keys(doc['paths'] as object).length;

@@ -79,8 +79,12 @@ describe('documents through the official client', () => {
     const none = await t.client.index('nopk').addDocuments([{ title: 'x' }]).waitTask();
     expect(none.status).toBe('failed');
     expect(none.error?.code).toBe('index_primary_key_no_candidate_found');
-    const many = await t.client.index('manypk').addDocuments([{ id: 1, productId: 2 }]).waitTask();
+    const many = await t.client.index('manypk').addDocuments([{ uid: 1, productId: 2 }]).waitTask();
     expect(many.error?.code).toBe('index_primary_key_multiple_candidates_found');
+    // A field named exactly `id` is chosen among several candidates, as the reference does.
+    const both = await t.client.index('bothpk').addDocuments([{ id: 1, product_id: 2 }]).waitTask();
+    expect(both.status).toBe('succeeded');
+    expect((await t.client.index('bothpk').getRawInfo()).primaryKey).toBe('id');
   });
 
   it('fails the whole task on an invalid document id and writes nothing', async () => {

@@ -82,15 +82,16 @@ describe('parameters that depend on the settings', () => {
     expectError(await post('norules', { sort: ['title:asc'] }), 'invalid_search_sort', 'Index `norules`: You must specify where `sort` is listed in the rankingRules setting to use the sort parameter at search time.');
   });
 
-  it('refuses distinct and facets on non-filterable attributes', async () => {
+  it('refuses distinct on non-filterable attributes, leaves such facets out', async () => {
     expectError(
       await post('movies', { distinct: 'doggo.truc' }),
       'invalid_search_distinct',
       'Index `movies`: Attribute `doggo.truc` is not filterable and thus, cannot be used as distinct attribute. This index does not have configured filterable attributes.',
     );
+    // The spec: facets on attributes that are not filterable are accepted and left out.
     const r = await post('movies', { facets: ['doggo'] });
-    expect(r.status).toBe(400);
-    expect(r.body['code']).toBe('invalid_search_facets');
+    expect(r.status).toBe(200);
+    expect(r.body['facetDistribution']).toEqual({});
   });
 
   it('refuses filters on non-filterable attributes', async () => {

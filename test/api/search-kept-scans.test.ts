@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Index } from 'meilisearch';
 import { startTestNode, type TestNode } from '../helpers/node.js';
+import { searchStateOf } from '../../src/engine/fulltext/fulltext-index.js';
 
 // A one-word query over a long posting list (here a one-letter prefix over 24,000 documents)
 // is answered from a scan kept for the index's current state after the first time: the
@@ -13,17 +14,23 @@ const N = 24_000;
 beforeAll(async () => {
   t = await startTestNode();
   idx = t.client.index('kept');
-  await idx.updateSearchableAttributes(['title', 'body']).waitTask();
+  await idx.updateSearchableAttributes(['title', 'body']).waitTask({ timeout: 60_000 });
   const docs = Array.from({ length: N }, (_, i) => ({
     id: i,
     title: i % 7 === 0 ? `xylo ${i}` : `item ${i}`,
     body: i % 3 === 0 ? `the x${i} ranks x` : `plain body xb ${i % 11}`,
   }));
-  await idx.addDocuments(docs, { primaryKey: 'id' }).waitTask();
+  await idx.addDocuments(docs, { primaryKey: 'id' }).waitTask({ timeout: 60_000 });
 }, 60_000);
 afterAll(async () => {
   await t.close();
 });
+
+/** The scans kept for the index's current state, by key. */
+function keptScans(): Map<string, unknown> {
+  const state = searchStateOf(t.node.ctx.engine.getIndex('kept'))!;
+  return new Map([...state.memo].filter(([k]) => k.startsWith('scan:') && k !== 'scan:budget'));
+}
 
 const strip = ({ processingTimeMs: _p, requestUid: _r, ...rest }: Record<string, unknown>) => rest;
 
@@ -36,6 +43,20 @@ async function twice(q: string, params: Record<string, unknown> = {}): Promise<R
 }
 
 describe('kept scans of long posting lists', () => {
+  it('keeps the scan of a long list once and answers the next searches from it', async () => {
+    expect(keptScans().size).toBe(0);
+    await twice('x');
+    const kept = keptScans();
+    expect(kept.size).toBe(1);
+    const [[key, scan]] = [...kept];
+    // Searched again: answered from the same kept scan, not scanned and kept anew.
+    await idx.search('x', { limit: 5 });
+    expect(keptScans().get(key)).toBe(scan);
+    // A search that reads short lists keeps nothing.
+    await idx.search('xylo 7', { limit: 5 });
+    expect(keptScans().size).toBe(1);
+  });
+
   it('answers a repeated short prefix exactly as the first time, whatever the fields searched', async () => {
     const all = await twice('x');
     expect(all['estimatedTotalHits']).toBe(1000);

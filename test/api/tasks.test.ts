@@ -111,10 +111,12 @@ describe('tasks and batches', () => {
     const big = Array.from({ length: 60_000 }, (_, i) => ({ id: i, text: `document number ${i} with some words` }));
     const first = await c.index('cancel').addDocuments(big);
     const waiting = await Promise.all([0, 1, 2, 3, 4].map((i) => c.index('cancel').addDocuments([{ id: 100_000 + i }])));
-    const cancel = await c.tasks.cancelTasks({ indexUids: ['cancel'], statuses: ['enqueued', 'processing'] }).waitTask({ timeout: 60_000 });
+    // Behind a large batch: waits as long as a loaded machine needs.
+    const long = { timeout: 60_000 };
+    const cancel = await c.tasks.cancelTasks({ indexUids: ['cancel'], statuses: ['enqueued', 'processing'] }).waitTask(long);
     expect(cancel.type).toBe('taskCancelation');
-    await c.tasks.waitForTask(first.taskUid, { timeout: 60_000 });
-    const outcomes = await Promise.all(waiting.map((w) => c.tasks.waitForTask(w.taskUid, { timeout: 60_000 })));
+    await c.tasks.waitForTask(first.taskUid, long);
+    const outcomes = await Promise.all(waiting.map((w) => c.tasks.waitForTask(w.taskUid, long)));
     const canceled = outcomes.filter((o) => o.status === 'canceled');
     // How many were still waiting depends on timing; test/tasks/log-order.test.ts pins the rule itself.
     expect(cancel.details?.canceledTasks).toBe(canceled.length);

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseOptions } from '../../src/config/options.js';
-import { defaultSearchFactory } from '../../src/engine/default-search.js';
 import { startNode, type RunningNode } from '../../src/server/node.js';
 import { digests, readBackupState, waitTask } from '../backup/state.js';
 
@@ -26,7 +25,7 @@ function doc(i: number): Record<string, unknown> {
 
 async function start(dir: string, flags: string[]): Promise<RunningNode> {
   const options = parseOptions(['--db-path', join(dir, 'db'), '--http-addr', '127.0.0.1:0', '--log-level', 'error', '--master-key', MASTER, ...flags], {});
-  return startNode(options, { searchFactory: defaultSearchFactory() });
+  return startNode(options);
 }
 
 async function call(url: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {

@@ -4,11 +4,12 @@ import { join } from 'node:path';
 import { KeySpace, RocksStore } from '../../src/store/index.js';
 import type { Doc } from '../../src/engine/documents/primary-key.js';
 import { FacetIndex } from '../../src/engine/facets/facet-index.js';
-import type { DocChange } from '../../src/engine/search-index.js';
+import type { DocChange } from '../../src/engine/structures/search-index.js';
 import { defaultSettings, type IndexSettings } from '../../src/engine/settings/settings.js';
 import { FilterEvaluator } from '../../src/engine/filter/evaluate.js';
 import { parseFilter } from '../../src/engine/filter/filter-tree.js';
 import { FilterError } from '../../src/engine/filter/errors.js';
+import { directSource } from '../../src/engine/vector/embedding-source.js';
 
 /** A facet index on a real store in a temp dir, fed documents by docid like the batch processor does. */
 export class FacetFixture {
@@ -24,7 +25,7 @@ export class FacetFixture {
     const dir = mkdtempSync(join(tmpdir(), 'trine-facets-'));
     const store = await RocksStore.open(dir);
     const s = { ...defaultSettings(), ...settings };
-    const index = await FacetIndex.open({ store, space: new KeySpace('f'), settings: s });
+    const index = await FacetIndex.open({ store, space: new KeySpace('f'), settings: s, embeddings: directSource });
     return new FacetFixture(store, dir, index, s);
   }
 
@@ -74,7 +75,7 @@ export class FacetFixture {
 
   /** Opens the persisted index again, as a restart would. */
   async reopen(): Promise<void> {
-    this.index = await FacetIndex.open({ store: this.store, space: new KeySpace('f'), settings: this.settings });
+    this.index = await FacetIndex.open({ store: this.store, space: new KeySpace('f'), settings: this.settings, embeddings: directSource });
   }
 
   /** Docids a filter selects (sorted). */

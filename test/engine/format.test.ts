@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { IndexState } from '../../src/engine/index/index-state.js';
+import type { IndexState } from '../../src/engine/fulltext/index-state.js';
 import { MatchingWords } from '../../src/engine/format/matching-words.js';
 import { TextMatcher } from '../../src/engine/format/matcher.js';
 import { buildIndex, search } from './search-helpers.js';

@@ -3,15 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Doc } from '../../src/engine/documents/primary-key.js';
-import { applyChanges } from '../../src/engine/index/index-state.js';
-import { decodeRecord, encodeRecord } from '../../src/engine/index/doc-record.js';
-import { TrineSearchIndex } from '../../src/engine/index/trine-search-index.js';
-import { Yielder } from '../../src/engine/index/yielder.js';
-import type { DocChange } from '../../src/engine/search-index.js';
+import { applyChanges } from '../../src/engine/fulltext/index-state.js';
+import { decodeRecord, encodeRecord } from '../../src/engine/fulltext/doc-record.js';
+import { TrineSearchIndex } from '../../src/engine/fulltext/fulltext-index.js';
+import { Yielder } from '../../src/engine/fulltext/yielder.js';
+import type { DocChange } from '../../src/engine/structures/search-index.js';
 import { defaultSettings } from '../../src/engine/settings/settings.js';
 import { KeySpace } from '../../src/store/keys.js';
 import { RocksStore } from '../../src/store/rocks-store.js';
 import { buildIndex, search } from './search-helpers.js';
+import { directSource } from '../../src/engine/vector/embedding-source.js';
 
 const initial: Doc[] = [
   { id: 1, title: 'The quick brown fox', tags: ['animal', 'fast'] },
@@ -100,7 +101,7 @@ describe('persistence', () => {
     const settings = { ...defaultSettings(), sortableAttributes: ['year'] };
     const space = new KeySpace('test').child('s');
     let store = await RocksStore.open(dir);
-    const idx = await TrineSearchIndex.open({ store, space, settings });
+    const idx = await TrineSearchIndex.open({ store, space, settings, embeddings: directSource });
     const apply = async (changes: DocChange[]) => {
       const u = await idx.prepare(changes, settings);
       const wb = store.batch();
@@ -113,7 +114,7 @@ describe('persistence', () => {
     const before = ['fox', 'brown', 'red', 'lazy', 'bread'].map((q) => hitsOf(search(idx.state, q)));
     await store.close();
     store = await RocksStore.open(dir);
-    const reopened = await TrineSearchIndex.open({ store, space, settings });
+    const reopened = await TrineSearchIndex.open({ store, space, settings, embeddings: directSource });
     const after = ['fox', 'brown', 'red', 'lazy', 'bread'].map((q) => hitsOf(search(reopened.state, q)));
     expect(after).toEqual(before);
     expect(search(reopened.state, null, { sort: [{ field: 'year', ascending: true }] }).hits.map((h) => h.docid)).toEqual([0, 2]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SortedWords } from '../../src/engine/index/word-table.js';
+import { SortedWords } from '../../src/engine/fulltext/word-table.js';
 import { parseQuery } from '../../src/engine/search/query-parser.js';
 import { typoDerivations } from '../../src/engine/search/typo-search.js';
 import { getDefaultTokenizer, TypoMatcher } from '../../src/engine/tokenizer/index.js';

@@ -2,9 +2,10 @@
 // batches, without RocksDB or HTTP.
 
 import type { Doc } from '../../src/engine/documents/primary-key.js';
-import { buildFromDocuments, type IndexState } from '../../src/engine/index/index-state.js';
-import { Yielder } from '../../src/engine/index/yielder.js';
-import { executeSearch, type SearchOutcome, type SearchRequest } from '../../src/engine/search/execute.js';
+import { buildFromDocuments, type IndexState } from '../../src/engine/fulltext/index-state.js';
+import { Yielder } from '../../src/engine/fulltext/yielder.js';
+import { executeSearch, type SearchOutcome, type SearchRequest } from '../../src/engine/search/rank-query.js';
+import { SearchScratch } from '../../src/engine/search/scratch.js';
 import { defaultSettings, type IndexSettings } from '../../src/engine/settings/settings.js';
 
 export async function buildIndex(docs: Doc[], patch: Partial<IndexSettings> = {}): Promise<IndexState> {
@@ -13,6 +14,8 @@ export async function buildIndex(docs: Doc[], patch: Partial<IndexSettings> = {}
   staged.commitTables();
   return staged.state;
 }
+
+const scratch = new SearchScratch();
 
 export function search(state: IndexState, q: string | null, opts: Partial<SearchRequest> = {}): SearchOutcome {
   return executeSearch(state, state.settings, {
@@ -30,7 +33,7 @@ export function search(state: IndexState, q: string | null, opts: Partial<Search
     exhaustiveCount: false,
     scores: true,
     ...opts,
-  });
+  }, scratch);
 }
 
 /** Hit ids in rank order. */

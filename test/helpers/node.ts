@@ -6,7 +6,6 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Meilisearch } from 'meilisearch';
 import { parseOptions } from '../../src/config/options.js';
 import { startNode, type RunningNode } from '../../src/server/node.js';
-import { defaultSearchFactory } from '../../src/engine/default-search.js';
 
 // Run from source by vitest, or compiled under dist/ by the benchmarks.
 const UP = resolve(import.meta.dirname, '../..');
@@ -46,7 +45,7 @@ export interface TestNode {
 export async function startTestNode(flags: string[] = [], dir = tempDir()): Promise<TestNode> {
   const port = await freePort();
   const options = parseOptions(['--db-path', dir, '--http-addr', `127.0.0.1:${port}`, '--log-level', 'warn', ...backupDirs(dir), ...flags], {});
-  const node = await startNode(options, { searchFactory: defaultSearchFactory() });
+  const node = await startNode(options);
   const masterKey = options.masterKey ?? undefined;
   return {
     url: node.url,

@@ -2,7 +2,6 @@
 // (route templates, existing indexes only), and deleted indexes leave no series behind.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../../src/http/route.js';
 import { startTestNode, type TestNode } from '../helpers/node.js';
 import { parseExposition, scrape, valueOf, type Sample } from './helpers.js';
 
@@ -56,7 +55,7 @@ describe('GET /metrics', () => {
     const r = await scrape(n.url);
     expect(r.status).toBe(200);
     expect(r.contentType).toMatch(/^text\/plain; version=0\.0\.4/);
-    expect(ROUTES.find((x) => x.method === 'GET' && x.url === '/metrics')?.action).toBe('metrics.get');
+    expect(n.node.app.routeDocs.find((x) => x.method === 'GET' && x.url === '/metrics')?.action).toBe('metrics.get');
     const names = new Set(parseExposition(r.text).map((s) => s.name));
     for (const name of names) expect(name).toMatch(/^trine_/);
   });
@@ -69,7 +68,7 @@ describe('GET /metrics', () => {
     expect(valueOf(s, 'trine_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
     expect(valueOf(s, 'trine_http_request_duration_seconds_count', { method: 'GET', route, status: '200' })).toBe(1);
     const routes = new Set(s.filter((x) => x.labels.route !== undefined).map((x) => x.labels.route!));
-    for (const r of routes) expect(r === 'unmatched' || ROUTES.some((x) => x.url === r)).toBe(true);
+    for (const r of routes) expect(r === 'unmatched' || n.node.app.routeDocs.some((x) => x.url === r)).toBe(true);
     expect([...routes].some((r) => r.includes('movies'))).toBe(false);
   });
 

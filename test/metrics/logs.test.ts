@@ -5,7 +5,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { parseOptions } from '../../src/config/options.js';
-import { defaultSearchFactory } from '../../src/engine/default-search.js';
 import { startNode, type RunningNode } from '../../src/server/node.js';
 import { freePort, tempDir } from '../helpers/node.js';
 
@@ -16,7 +15,6 @@ async function nodeWithLogs(level: string): Promise<{ node: RunningNode; lines: 
   const lines: Line[] = [];
   const options = parseOptions(['--db-path', dir, '--http-addr', `127.0.0.1:${await freePort()}`, '--log-level', level], {});
   const node = await startNode(options, {
-    searchFactory: defaultSearchFactory(),
     logStream: { write: (l: string) => void lines.push(JSON.parse(l) as Line) },
   });
   return {

@@ -2,7 +2,6 @@ import { rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import { noSearchIndex } from '../../src/engine/search-index.js';
 import { RocksStore } from '../../src/store/rocks-store.js';
 import { nextBatch } from '../../src/tasks/autobatcher.js';
 import type { Command } from '../../src/tasks/command.js';
@@ -28,7 +27,7 @@ const silent = { error() {}, info() {} };
 beforeEach(async () => {
   dir = tempDir('trine-log-order-');
   store = await RocksStore.open(dir);
-  const engine = await Engine.open(store, noSearchIndex);
+  const engine = await Engine.open(store);
   queue = new TaskQueue();
   await queue.load(store);
   sm = new TaskStateMachine(store, queue);
@@ -141,7 +140,7 @@ describe('cancelations and deletions on nodes at different points of their work'
   async function makeNode(): Promise<Node> {
     const d = tempDir('trine-log-pace-');
     const st = await RocksStore.open(d);
-    const engine = await Engine.open(st, noSearchIndex);
+    const engine = await Engine.open(st);
     const q = new TaskQueue();
     await q.load(st);
     const n = { store: st, queue: q, sm: new TaskStateMachine(st, q), executor: new Executor(st, q, engine, silent), dir: d, index: 0 };

@@ -3,7 +3,6 @@ import { once } from 'node:events';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import { noSearchIndex } from '../../src/engine/search-index.js';
 import { RocksStore } from '../../src/store/rocks-store.js';
 import type { Command } from '../../src/tasks/command.js';
 import { Executor } from '../../src/tasks/executor.js';
@@ -50,7 +49,7 @@ function finishedTask(uid: number): TaskRecord {
 beforeAll(async () => {
   dir = tempDir('trine-task-deletion-');
   store = await RocksStore.open(dir);
-  const engine = await Engine.open(store, noSearchIndex);
+  const engine = await Engine.open(store);
   queue = new TaskQueue();
   await queue.load(store);
   sm = new TaskStateMachine(store, queue);

@@ -49,6 +49,8 @@ function asDocument(format: PayloadFormat, v: unknown): Doc {
  */
 export function parseDocumentsPayload(format: PayloadFormat, body: Buffer, csvDelimiter = ','): Doc[] {
   const text = decode(format, body);
+  // An empty body is a mistake, not an empty list (`[]` is how to send no document).
+  if (text.trim() === '') throw new ApiError('missing_payload', `A ${format} payload is missing.`);
   if (format === 'csv') {
     try {
       return parseCsv(text, csvDelimiter);
@@ -60,7 +62,6 @@ export function parseDocumentsPayload(format: PayloadFormat, body: Buffer, csvDe
   const tooDeep = jsonDepthExceeded(text, undefined, format === 'ndjson');
   if (tooDeep) throw malformed(format, depthMessage(tooDeep));
   if (format === 'json') {
-    if (text.trim() === '') return [];
     const v = parseJsonText(format, text);
     if (Array.isArray(v)) return v.map((d) => asDocument(format, d));
     return [asDocument(format, v)];

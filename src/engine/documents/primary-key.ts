@@ -6,6 +6,8 @@ export type Doc = Record<string, unknown>;
 export function inferPrimaryKey(first: Doc | undefined): string {
   const candidates = first ? Object.keys(first).filter((k) => k.toLowerCase().endsWith('id')).sort() : [];
   if (candidates.length === 1) return candidates[0]!;
+  // A field named exactly `id` wins over the others ending with it (`product_id`, `uid`).
+  if (candidates.includes('id')) return 'id';
   if (candidates.length === 0) {
     throw new ApiError(
       'index_primary_key_no_candidate_found',

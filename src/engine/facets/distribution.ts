@@ -1,7 +1,6 @@
-import { ApiError } from '../../errors/api-error.js';
 import { rustFloat } from '../filter/errors.js';
 import {
-  byteOrder, isFacetedBy, isFilterable, isReservedField, matchingFeatures, patternsWhere,
+  byteOrder, isFacetedBy, isFilterable, isReservedField, matchingFeatures,
 } from '../filter/rules.js';
 import type { Faceting, FilterableAttributeRule } from '../settings/settings.js';
 import type { Bitmap } from './bitmap.js';
@@ -18,34 +17,6 @@ export interface FacetsResult {
   facetStats: Record<string, { min: number; max: number }>;
 }
 
-/** Refuses requested facets that are not filterable, naming them all, as the reference does. */
-export function checkFacetNames(facets: readonly string[], rules: Rules): void {
-  if (facets.includes('*')) return;
-  const invalid = new Map<string, number | null>();
-  for (const f of facets) {
-    const m = matchingFeatures(f, rules);
-    if (!m || !isFilterable(m.features)) invalid.set(f, m ? m.ruleIndex : null);
-  }
-  if (invalid.size === 0) return;
-  const names = [...invalid.keys()].sort(byteOrder);
-  const patterns = patternsWhere(rules, isFilterable);
-  const available = patterns.length === 0
-    ? 'This index does not have configured filterable attributes.'
-    : `Available filterable attributes patterns are: \`${patterns.join(', ')}\`.`;
-  let detail: string;
-  if (names.length === 1) {
-    const field = names[0]!;
-    const rule = invalid.get(field);
-    detail = rule != null
-      ? `Attribute \`${field}\` matched rule #${rule} in filterableAttributes, but this rule does not enable filtering.\n` +
-        `Hint: enable filtering in rule #${rule} by modifying the features.filter object\n` +
-        `Hint: prepend another rule matching \`${field}\` with appropriate filter features before rule #${rule}`
-      : `Attribute \`${field}\` is not filterable. ${available}`;
-  } else {
-    detail = `Attributes \`${names.join(', ')}\` are not filterable. ${available}`;
-  }
-  throw new ApiError('invalid_search_facets', `Invalid facet distribution: ${detail}`);
-}
 
 /** Filterable fields the request selects: all of them for `*`, else those named or nested under a name. */
 function selectedFields(state: FacetState, facets: readonly string[], rules: Rules): FieldFacets[] {
@@ -72,7 +43,9 @@ function orderOf(name: string, requested: readonly string[], faceting: Faceting)
 /**
  * `facetDistribution` and `facetStats` over `candidates`: counts per value (numbers first,
  * then strings under their first spelling), at most `maxValuesPerFacet` values per field in
- * `alpha` or `count` order; min and max of the numbers. Fields without any value are left out.
+ * `alpha` or `count` order; min and max of the numbers. Fields without any value are left out,
+ * and so are requested attributes that are not filterable (the spec accepts them silently;
+ * the reference refuses them).
  */
 export function computeFacets(
   state: FacetState,
@@ -81,7 +54,6 @@ export function computeFacets(
   candidates: Bitmap,
   facets: readonly string[],
 ): FacetsResult {
-  checkFacetNames(facets, rules);
   const facetDistribution: Record<string, Record<string, number>> = {};
   const facetStats: Record<string, { min: number; max: number }> = {};
   const total = candidates.size();

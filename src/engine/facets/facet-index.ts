@@ -1,6 +1,6 @@
 import type { KvStore, WriteBatch } from '../../store/kv.js';
 import type { Doc } from '../documents/primary-key.js';
-import type { DocChange, PreparedIndexUpdate, RebuildOptions, SearchIndex, SearchIndexContext, SearchIndexFactory } from '../search-index.js';
+import type { DocChange, PreparedIndexUpdate, RebuildOptions, SearchIndex, SearchIndexContext, SearchIndexFactory } from '../structures/search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { applyDelta, EMPTY, sortedUnique } from './bitmap.js';
 import { chunkOf, chunkSlice, chunksOfPosting, encodeDocids, FacetKeys } from './codec.js';

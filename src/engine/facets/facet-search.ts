@@ -1,7 +1,6 @@
 import { ApiError } from '../../errors/api-error.js';
-import type { IndexHandle } from '../index-handle.js';
 import { matchingFeatures, patternsWhere } from '../filter/rules.js';
-import type { IndexSettings } from '../settings/settings.js';
+import { assertFacetSearchEnabled, type IndexSettings } from '../settings/settings.js';
 import { normalize, TypoMatcher } from '../tokenizer/index.js';
 import type { Bitmap } from './bitmap.js';
 import type { FacetState } from './facet-state.js';
@@ -14,7 +13,7 @@ export interface FacetHit {
 
 /** Facet search needs `facetSearch` on the index and the facet-search feature on the attribute. */
 export function checkFacetSearchable(facetName: string, settings: IndexSettings): void {
-  if (!settings.facetSearch) throw new ApiError('facet_search_disabled', 'The facet search is disabled for this index');
+  assertFacetSearchEnabled(settings);
   const rules = settings.filterableAttributes;
   const m = matchingFeatures(facetName, rules);
   if (m?.features.facetSearch) return;
@@ -85,40 +84,4 @@ export function searchFacetValues(
   const by = settings.faceting.sortFacetValuesBy;
   if ((by[facetName] ?? by['*'] ?? 'alpha') === 'count') hits.sort((a, b) => b[0].count - a[0].count || a[1] - b[1]);
   return hits.slice(0, settings.faceting.maxValuesPerFacet).map(([h]) => h);
-}
-
-/** What facet search passes on to the full-text search to narrow its candidates by `q`. */
-export interface QueryCandidatesInput {
-  q: string;
-  matchingStrategy: 'last' | 'all' | 'frequency';
-  attributesToSearchOn: string[] | null;
-  locales: string[] | null;
-}
-
-/**
- * Documents matching a query (before ranking, as `estimatedTotalHits` counts them): docids,
- * or a `Uint8Array` mask by docid; null when the query keeps every document. The full-text
- * search core installs it.
- */
-type Candidates = Iterable<number> | Uint8Array | null;
-export type QueryCandidates = (h: IndexHandle, input: QueryCandidatesInput) => Candidates | Promise<Candidates>;
-
-let provider: QueryCandidates | null = null;
-
-export function setQueryCandidates(fn: QueryCandidates): void {
-  provider = fn;
-}
-
-/** True once a search core can narrow facet-search candidates by `q`. */
-export function hasQueryCandidates(): boolean {
-  return provider !== null;
-}
-
-/**
- * Candidates of `q` for facet search. Without a search core registered, a query does not
- * narrow the candidates: facet counts then cover every document the filter keeps.
- */
-export async function queryCandidates(h: IndexHandle, input: QueryCandidatesInput): Promise<Candidates> {
-  if (!provider || input.q.trim() === '') return null;
-  return provider(h, input);
 }

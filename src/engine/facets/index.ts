@@ -2,9 +2,8 @@
  * What the rest of the engine uses of filters and facets. Everything takes an open index
  * handle; the facet structures are the `facets` part of its composite search index.
  */
-import { CompositeIndex } from '../composite-index.js';
-import { setFilterResolver } from '../documents/filter-hook.js';
-import type { IndexHandle } from '../index-handle.js';
+import { CompositeIndex } from '../structures/composite-index.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
 import type { RankingRule } from '../ranking/rule.js';
 import { FilterError } from '../filter/errors.js';
 import { FilterEvaluator } from '../filter/evaluate.js';
@@ -16,18 +15,17 @@ import { geoSortRule } from './geo-rule.js';
 import { searchFacetValues, type FacetHit } from './facet-search.js';
 import type { FacetIndex } from './facet-index.js';
 import type { FacetState } from './facet-state.js';
-import { sortBuckets, sortDocids, type SortBucket, type SortCriterion } from './sort.js';
+import { sortDocids, type SortCriterion } from './sort.js';
 
 export { Bitmap } from './bitmap.js';
 export { facetIndexFactory, FacetIndex } from './facet-index.js';
 export type { FacetState } from './facet-state.js';
-export { checkFacetNames, type FacetsResult } from './distribution.js';
+export type { FacetsResult } from './distribution.js';
 export { checkFacetSearchable, type FacetHit } from './facet-search.js';
 export {
   checkDistinctAttribute, checkSortable, DistinctFilter, distinctCandidates, geoDistance, parseSort, parseSortExpression, rejoinGeoPoints,
   type SortBucket, type SortCriterion,
 } from './sort.js';
-export { hasQueryCandidates, queryCandidates, setQueryCandidates, type QueryCandidates, type QueryCandidatesInput } from './facet-search.js';
 export { parseFilter, type FilterParseOptions } from '../filter/filter-tree.js';
 
 /** The name the facet structures have among an index's search parts. */
@@ -102,11 +100,6 @@ export function facetDistribution(h: IndexHandle, candidates: Bitmap | Uint8Arra
   return computeFacets(facetStateOf(h), s.filterableAttributes, s.faceting, toBitmap(h, candidates), facets);
 }
 
-/** Buckets of tied documents in the order of one sort criterion (see {@link sortBuckets}). */
-export function sortValues(h: IndexHandle, criterion: SortCriterion, candidates: Bitmap | Uint8Array | Iterable<number> | null): Generator<SortBucket> {
-  return sortBuckets(facetStateOf(h), criterion, toBitmap(h, candidates));
-}
-
 /**
  * A sort criterion as the search core's ranking rules take it: a field sort, or the
  * `_geoPoint` sort as a ready-made rule over this index's `_geo` points.
@@ -127,16 +120,4 @@ export function sortedDocids(h: IndexHandle, criteria: readonly SortCriterion[],
 /** Facet values of `facetName` matching `facetQuery` among the candidates (see `searchFacetValues`). */
 export function facetSearch(h: IndexHandle, facetName: string, facetQuery: string | null, candidates: Bitmap | Uint8Array | Iterable<number> | null): FacetHit[] {
   return searchFacetValues(facetStateOf(h), h.meta.settings, facetName, facetQuery, toBitmap(h, candidates));
-}
-
-/**
- * Plugs filter evaluation into the documents routes (listing, fetch) and into deletion by
- * filter, which the batch processor runs. The `CONTAINS` feature gate is the routes' job:
- * they know the node's experimental features, and they refuse before enqueuing.
- */
-export function installDocumentFilter(): void {
-  setFilterResolver(async (_engine, h, filter) => {
-    const matched = filterBitmap(h, filter, { code: 'invalid_document_filter', containsFilter: true });
-    return new Set(matched ? matched.toArray() : facetStateOf(h).all);
-  });
 }

@@ -2,7 +2,7 @@
 // form) into one tree, with the `CONTAINS` feature gate.
 
 import { ApiError } from '../../errors/api-error.js';
-import { featureNotEnabled } from '../../features/experimental-features.js';
+import { featureNotEnabled } from '../feature-switches.js';
 import { FilterError, renderFilterError, type FilterErrorCode, type Span } from './errors.js';
 import { parseFilterString } from './parser.js';
 

@@ -5,8 +5,8 @@
 
 import type { Doc } from '../documents/primary-key.js';
 import { projectFields } from '../documents/project.js';
-import type { IndexState } from '../index/index-state.js';
-import { isPathOrChild } from '../index/field-table.js';
+import type { IndexState } from '../fulltext/index-state.js';
+import { isPathOrChild } from '../fulltext/field-table.js';
 import type { Unit } from '../search/derivations.js';
 import { MatchingWords } from './matching-words.js';
 import { TextMatcher, type FormatOptions } from './matcher.js';

@@ -7,7 +7,6 @@
 
 import { bestTiling, type Level } from '../search/levels.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
-import { scratchInts } from '../search/scratch.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 /** Position costs stay below this, so one integer carries both parts. */
@@ -57,11 +56,11 @@ export const attributeRule: RankingRule = {
     if (one) {
       const t = ctx.table!;
       const u = one.unit;
-      const out = scratchInts(docs.length);
+      const out = ctx.scratch.ints(docs.length);
       for (let i = 0; i < docs.length; i++) out[i] = t.attributeCostAt(docs[i]!, u, RADIX);
       return out;
     }
-    return mapCosts(docs, (d) => {
+    return mapCosts(ctx, docs, (d) => {
       const [f, p] = partsOf(ctx, d);
       return f * RADIX + Math.min(p, RADIX - 1);
     });

@@ -2,11 +2,10 @@
 // with an attribute starting with it, then the rest; within each, documents holding more
 // query words exactly (no typo, not as a mere prefix) first.
 
-import { fieldWordCount } from '../index/doc-record.js';
+import { fieldWordCount } from '../fulltext/doc-record.js';
 import { bestTiling, type Level } from '../search/levels.js';
 import { EXACT_AT_START, EXACT_PRESENT, EXACT_WHOLE_FIELD, NO_TYPO } from '../search/match-table.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
-import { scratchInts } from '../search/scratch.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 const RADIX = 1024;
@@ -77,7 +76,7 @@ export const exactnessRule: RankingRule = {
       const u = one.unit;
       const level = one.level;
       const words = level.kept.length;
-      const out = scratchInts(docs.length);
+      const out = ctx.scratch.ints(docs.length);
       for (let i = 0; i < docs.length; i++) {
         const flags = t.exactAt(docs[i]!, u);
         const attr = !level.contiguousFromStart ? 2 : flags & EXACT_WHOLE_FIELD ? 0 : flags & EXACT_AT_START ? 1 : 2;
@@ -85,7 +84,7 @@ export const exactnessRule: RankingRule = {
       }
       return out;
     }
-    return mapCosts(docs, (d) => {
+    return mapCosts(ctx, docs, (d) => {
       const level = ctx.levelOf(d);
       return exactAttribute(ctx, d, level) * RADIX + exactWordsCost(ctx, d, level);
     });

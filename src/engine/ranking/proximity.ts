@@ -6,11 +6,10 @@
 
 import type { Unit } from '../search/derivations.js';
 import { bestChain, type Level } from '../search/levels.js';
+import { closestPair, MAX_PAIR_COST } from '../search/pair-proximity.js';
 import { localScore, rankFromCost } from './rank.js';
-import { scratchInts } from '../search/scratch.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
-const MAX_PAIR_COST = 3;
 
 function extraWords(u: Unit): number {
   return u.end - u.start;
@@ -22,25 +21,7 @@ function adjacent(prev: Unit, next: Unit): boolean {
 
 /** Smallest pair cost between two occurrence lists (fps sorted ascending). */
 export function pairCost(left: readonly number[], leftSpan: number, right: readonly number[], byAttribute: boolean): number {
-  let best = MAX_PAIR_COST;
-  for (const a of left) {
-    const fa = a >>> 16;
-    const pa = (a & 0xffff) + leftSpan;
-    for (const b of right) {
-      const fb = b >>> 16;
-      if (fb < fa) continue;
-      if (fb > fa) break;
-      if (byAttribute) return 0;
-      const pb = b & 0xffff;
-      const dist = pb > pa ? pb - pa : pa - pb + 1;
-      const c = Math.min(dist, MAX_PAIR_COST + 1) - 1;
-      if (c < best) {
-        best = c;
-        if (best === 0) return 0;
-      }
-    }
-  }
-  return best;
+  return closestPair(left, 0, left.length, leftSpan, right, 0, right.length, byAttribute);
 }
 
 export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<string, Uint8Array | null>): number {
@@ -101,7 +82,7 @@ export const proximityRule: RankingRule = {
   },
   costs(ctx, docs) {
     const one = singleUnit(ctx, docs);
-    if (one) return scratchInts(docs.length).fill(extraWords(ctx.units[one.unit]!));
+    if (one) return ctx.scratch.ints(docs.length).fill(extraWords(ctx.units[one.unit]!));
     // Thousands of documents sharing a level: pair costs come from the posting lists.
     let bulk: Map<string, Uint8Array | null> | undefined;
     const level = ctx.commonLevel(docs);
@@ -113,7 +94,7 @@ export const proximityRule: RankingRule = {
         }
       }
     }
-    return mapCosts(docs, (d) => proximityCost(ctx, d, bulk));
+    return mapCosts(ctx, docs, (d) => proximityCost(ctx, d, bulk));
   },
   ranks(ctx, d, cost) {
     return [rankFromCost(cost, maxProximity(ctx, ctx.levelOf(d)))];

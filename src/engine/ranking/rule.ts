@@ -2,16 +2,18 @@
 // document of a bucket a cost (lower is better, equal costs tie and go on to the next
 // rule) and, for the returned hits, its rank(s) and its `_rankingScoreDetails` entry.
 
-import type { IndexState } from '../index/index-state.js';
+import type { IndexState } from '../fulltext/index-state.js';
 import type { Unit } from '../search/derivations.js';
 import type { Level } from '../search/levels.js';
 import type { MatchTable } from '../search/match-table.js';
 import type { DocOccurrences } from '../search/occurrences.js';
 import type { Rank } from './rank.js';
-import { scratchInts } from '../search/scratch.js';
+import type { SearchScratch } from '../search/scratch.js';
 
 export interface RankingContext {
   readonly state: IndexState;
+  /** Memory the rules' cost arrays come from, valid until the search ends. */
+  readonly scratch: SearchScratch;
   readonly units: readonly Unit[];
   readonly levels: readonly Level[];
   /** Null for a placeholder search. */
@@ -72,8 +74,8 @@ export function singleUnit(ctx: RankingContext, docs: Uint32Array): { unit: numb
 }
 
 /** Costs of the rule for each document, computed one by one. */
-export function mapCosts(docs: Uint32Array, cost: (d: number) => number): Int32Array {
-  const out = scratchInts(docs.length);
+export function mapCosts(ctx: RankingContext, docs: Uint32Array, cost: (d: number) => number): Int32Array {
+  const out = ctx.scratch.ints(docs.length);
   for (let i = 0; i < docs.length; i++) out[i] = cost(docs[i]!);
   return out;
 }

@@ -3,8 +3,8 @@
 // field's value (numbers, then strings, then documents without it) and take no part in
 // `_rankingScore`; their details show the value used.
 
-import { buildSortColumn, MISSING_RANK, type SortColumn } from '../index/field-values.js';
-import type { IndexState } from '../index/index-state.js';
+import { buildSortColumn, MISSING_RANK, type SortColumn } from '../fulltext/field-values.js';
+import type { IndexState } from '../fulltext/index-state.js';
 import { mapCosts, type RankingRule } from './rule.js';
 
 export function sortColumn(state: IndexState, field: string, ascending: boolean): SortColumn {
@@ -25,7 +25,7 @@ export function sortRule(field: string, ascending: boolean): RankingRule {
     usesMatches: false,
     costs(ctx, docs) {
       const col = sortColumn(ctx.state, field, ascending);
-      return mapCosts(docs, (d) => (d < col.rank.length ? col.rank[d]! : MISSING_RANK));
+      return mapCosts(ctx, docs, (d) => (d < col.rank.length ? col.rank[d]! : MISSING_RANK));
     },
     ranks() {
       return [];

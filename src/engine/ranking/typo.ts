@@ -4,7 +4,6 @@
 import { bestTiling, type Level } from '../search/levels.js';
 import { NO_TYPO } from '../search/match-table.js';
 import { localScore, rankFromCost } from './rank.js';
-import { scratchInts } from '../search/scratch.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 export function typoCost(ctx: RankingContext, d: number): number {
@@ -40,17 +39,17 @@ export const typoRule: RankingRule = {
   },
   costs(ctx, docs) {
     const one = singleUnit(ctx, docs);
-    if (one && ctx.units[one.unit]!.maxTypo === 0) return scratchInts(docs.length);
+    if (one && ctx.units[one.unit]!.maxTypo === 0) return ctx.scratch.ints(docs.length);
     if (one) {
       const t = ctx.table!;
-      const out = scratchInts(docs.length);
+      const out = ctx.scratch.ints(docs.length);
       for (let i = 0; i < docs.length; i++) {
         const v = t.typoAt(docs[i]!, one.unit);
         out[i] = v === NO_TYPO ? 0 : v;
       }
       return out;
     }
-    return mapCosts(docs, (d) => typoCost(ctx, d));
+    return mapCosts(ctx, docs, (d) => typoCost(ctx, d));
   },
   ranks(ctx, d, cost) {
     return [rankFromCost(cost, maxTypo(ctx, ctx.levelOf(d)))];

@@ -2,7 +2,6 @@
 // (how many terms the matching strategy had to drop) is its cost.
 
 import { localScore, type Rank } from './rank.js';
-import { scratchInts } from '../search/scratch.js';
 import { mapCosts, type RankingContext, type RankingRule } from './rule.js';
 
 export const wordsRule: RankingRule = {
@@ -13,14 +12,14 @@ export const wordsRule: RankingRule = {
     return ctx.levels.length <= 1 ? 0 : null;
   },
   costs(ctx, docs) {
-    if (ctx.levels.length <= 1) return scratchInts(docs.length);
+    if (ctx.levels.length <= 1) return ctx.scratch.ints(docs.length);
     const idx = ctx.levelIndexes();
     if (idx) {
-      const out = scratchInts(docs.length);
+      const out = ctx.scratch.ints(docs.length);
       for (let i = 0; i < docs.length; i++) out[i] = idx[docs[i]!]!;
       return out;
     }
-    return mapCosts(docs, (d) => ctx.levelOf(d).removed);
+    return mapCosts(ctx, docs, (d) => ctx.levelOf(d).removed);
   },
   ranks(ctx, _d, cost): Rank[] {
     return [wordsRank(ctx, cost)];

@@ -5,7 +5,7 @@
 
 import { globalScore, type Rank } from '../ranking/rank.js';
 import type { RankingContext, RankingRule } from '../ranking/rule.js';
-import { scratchUints } from './scratch.js';
+import type { SearchScratch } from './scratch.js';
 
 export interface BucketSortInput {
   ctx: RankingContext;
@@ -36,7 +36,7 @@ interface Group {
 }
 
 /** Splits docs (ascending) into groups of equal cost, cheapest first; docs stay ascending. */
-export function groupByCost(docs: Uint32Array, costs: Int32Array): Group[] {
+export function groupByCost(docs: Uint32Array, costs: Int32Array, scratch: SearchScratch): Group[] {
   const n = docs.length;
   if (n === 0) return [];
   let min = costs[0]!;
@@ -53,7 +53,7 @@ export function groupByCost(docs: Uint32Array, costs: Int32Array): Group[] {
     for (let i = 0; i < n; i++) counts[costs[i]! - min + 1]!++;
     for (let k = 1; k <= range; k++) counts[k]! += counts[k - 1]!;
     const starts = counts.slice(0, range);
-    const out = scratchUints(n);
+    const out = scratch.uints(n);
     for (let i = 0; i < n; i++) out[starts[costs[i]! - min]!++] = docs[i]!;
     const groups: Group[] = [];
     for (let k = 0; k < range; k++) {
@@ -122,7 +122,7 @@ export function bucketSort(input: BucketSortInput): BucketSortOutput {
     if (same !== null) groups = [{ cost: same, docs }];
     else {
       if (rule.usesMatches) ctx.prepare(docs);
-      groups = groupByCost(docs, rule.costs(ctx, docs));
+      groups = groupByCost(docs, rule.costs(ctx, docs), ctx.scratch);
     }
     for (const g of groups) {
       let next = ranks;

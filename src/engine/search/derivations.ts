@@ -3,9 +3,9 @@
 // it, each with its typo cost: the exact word, words it is a prefix of, one- and two-typo
 // derivations, the best split into two adjacent words, and synonyms.
 
-import type { IndexState } from '../index/index-state.js';
-import { EMPTY_POSTING, type Posting } from '../index/postings.js';
-import { INDEXED_PREFIX_LENGTHS } from '../index/prefix-table.js';
+import type { IndexState } from '../fulltext/index-state.js';
+import { EMPTY_POSTING, type Posting } from '../fulltext/postings.js';
+import { INDEXED_PREFIX_LENGTHS } from '../fulltext/prefix-table.js';
 import { isNumeric, typoBudget } from '../tokenizer/index.js';
 import { phrasePosting, wordPosting } from './phrase.js';
 import type { QueryTerm } from './query-parser.js';

@@ -7,7 +7,7 @@
 import { normalizeFacet } from '../tokenizer/index.js';
 import type { Doc } from '../documents/primary-key.js';
 import { localScore, mergeRank, type Rank } from '../ranking/rank.js';
-import type { RankedHit, ScoreValue } from './execute.js';
+import type { RankedHit, ScoreValue } from './rank-query.js';
 
 type Weighted = { score: number } | { sort: { ascending: boolean; value: unknown } };
 

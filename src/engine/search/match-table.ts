@@ -4,10 +4,11 @@
 // Arrays are indexed by docid and reused between queries (only touched slots are reset),
 // so a query costs time proportional to the postings it reads, not to the index size.
 
-import { fieldWordCounts, type IndexState } from '../index/index-state.js';
+import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
-import type { Posting } from '../index/postings.js';
+import type { MatchBuffers, SearchScratch } from './scratch.js';
+import type { Posting } from '../fulltext/postings.js';
 
 import {
   COST_AT_0, EXACT_AT_START, EXACT_BITS, EXACT_PRESENT, EXACT_SHIFT, EXACT_WHOLE_FIELD, FID_MAX, FID_SHIFT, merge,
@@ -15,25 +16,6 @@ import {
 } from './slot.js';
 
 export { bucketedPosition, costFromDistance, EXACT_AT_START, EXACT_PRESENT, EXACT_WHOLE_FIELD } from './slot.js';
-
-class Pool {
-  mask = new Uint32Array(0);
-  agg = new Uint32Array(0);
-  /** One bit per document touched, 32 documents per word: collecting and clearing skip empty stretches. */
-  blocks = new Uint32Array(0);
-
-  ensure(maxDoc: number, units: number): void {
-    if (this.mask.length < maxDoc) {
-      this.mask = new Uint32Array(Math.ceil(maxDoc * 1.25) + 64);
-      this.blocks = new Uint32Array((this.mask.length >>> 5) + 1);
-    }
-    const slots = this.mask.length * units;
-    if (this.agg.length < slots) this.agg = new Uint32Array(slots);
-  }
-}
-
-const pool = new Pool();
-let inUse = false;
 
 export interface ScanOptions {
   /** Weight per field id for this query; -1 when the field is not searched. */
@@ -122,25 +104,27 @@ export class MatchTable {
   private readonly anyExactField: boolean;
   private readonly fwc: (Uint16Array | undefined)[] = [];
 
+  private readonly buffers: MatchBuffers;
+
   constructor(
     readonly state: IndexState,
     units: readonly Unit[],
     readonly opts: ScanOptions,
     eager: boolean,
+    scratch: SearchScratch,
   ) {
-    if (inUse) throw new Error('match table already in use');
-    inUse = true;
+    const buffers = (this.buffers = scratch.tables);
     this.units = units;
     this.scanned = units.map(() => false);
     this.U = Math.max(1, units.length);
-    pool.ensure(state.records.length + 1, this.U);
-    this.mask = pool.mask;
-    this.agg = pool.agg;
-    this.blocks = pool.blocks;
+    buffers.acquire(state.records.length + 1, this.U);
+    this.mask = buffers.mask;
+    this.agg = buffers.agg;
+    this.blocks = buffers.blocks;
     try {
-      this.words = new WordUnitMap(state, units);
+      this.words = new WordUnitMap(state, units, scratch.words);
     } catch (e) {
-      inUse = false;
+      buffers.release();
       throw e;
     }
     this.everyField = opts.weights.every((w, f) => w >= 0 || state.rules.weight(f) < 0) && state.rules.weightTable().every((w) => w >= 0);
@@ -479,7 +463,7 @@ export class MatchTable {
       }
       blocks[i] = 0;
     }
-    inUse = false;
+    this.buffers.release();
   }
 }
 

@@ -2,7 +2,7 @@
 // different terms (proximity, exact attribute). Read from the document's record: a word
 // id → units map turns its token list into per-unit position lists in one pass.
 
-import type { IndexState } from '../index/index-state.js';
+import type { IndexState } from '../fulltext/index-state.js';
 import type { Unit } from './derivations.js';
 import type { MatchTable } from './match-table.js';
 

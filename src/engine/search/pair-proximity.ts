@@ -4,25 +4,29 @@
 // the proximity rule faces thousands of documents, where reading every document's
 // record one by one would cost far more.
 
-import { seekDoc, type Posting } from '../index/postings.js';
+import { seekDoc, type Posting } from '../fulltext/postings.js';
 import type { Unit } from './derivations.js';
 
 export const MAX_PAIR_COST = 3;
 
-/** Smallest pair cost between occurrences of one document ([a0,a1) in A, [b0,b1) in B). */
-function closest(
-  A: Posting, a0: number, a1: number, span: number,
-  B: Posting, b0: number, b1: number,
-  weights: Int32Array, byAttribute: boolean,
+/**
+ * Smallest pair cost between occurrences of one document: `a` in [a0,a1) followed (after
+ * `span` more positions, for a phrase) by `b` in [b0,b1). Occurrences are `field << 16 |
+ * position`, sorted ascending; with `weights`, fields not searched are skipped.
+ */
+export function closestPair(
+  A: ArrayLike<number>, a0: number, a1: number, span: number,
+  B: ArrayLike<number>, b0: number, b1: number,
+  byAttribute: boolean, weights: Int32Array | null = null,
 ): number {
   let best = MAX_PAIR_COST;
   for (let i = a0; i < a1; i++) {
-    const a = A.fps[i]!;
+    const a = A[i]!;
     const fa = a >>> 16;
-    if (fa >= weights.length || weights[fa]! < 0) continue;
+    if (weights && (fa >= weights.length || weights[fa]! < 0)) continue;
     const pa = (a & 0xffff) + span;
     for (let j = b0; j < b1; j++) {
-      const b = B.fps[j]!;
+      const b = B[j]!;
       const fb = b >>> 16;
       if (fb < fa) continue;
       if (fb > fa) break;
@@ -62,7 +66,7 @@ export function bulkPairCosts(
       if (A.docs.length === 0 || B.docs.length === 0) continue;
       const visit = (d: number, a0: number, a1: number, b0: number, b1: number) => {
         if (inBucket[d] !== 1 || out[d] === 0) return;
-        const c = closest(A, a0, a1, span, B, b0, b1, weights, byAttribute);
+        const c = closestPair(A.fps, a0, a1, span, B.fps, b0, b1, byAttribute, weights);
         if (c < out[d]!) out[d] = c;
       };
       if (A.docs.length > 8 * B.docs.length) {

@@ -3,8 +3,8 @@
 // posting list of the phrase's start positions, so the rest of the search treats a
 // phrase like a word.
 
-import type { IndexState } from '../index/index-state.js';
-import { EMPTY_POSTING, seekDoc, type Posting } from '../index/postings.js';
+import type { IndexState } from '../fulltext/index-state.js';
+import { EMPTY_POSTING, seekDoc, type Posting } from '../fulltext/postings.js';
 
 /** Posting list of a single word by its normalized form (empty when unknown). */
 export function wordPosting(state: IndexState, word: string): Posting {

@@ -1,8 +1,9 @@
 // Per-search scratch memory. A search over a short prefix ranks up to every document of
 // the index, and each rule pass needs arrays of that size; allocated fresh, hundreds of
 // kilobytes per pass land in the old generation and bring frequent full collections.
-// Searches run synchronously one at a time, so two bump-allocated arenas, rewound when
-// the search ends, serve them all.
+// Searches run synchronously one at a time, so one SearchScratch per engine (two
+// bump-allocated arenas, rewound when the search ends, and the match table's buffers)
+// serves them all.
 
 const MAX_ARENA = 1 << 23;
 
@@ -35,20 +36,73 @@ class Arena<T extends Int32Array | Uint32Array> {
   }
 }
 
-const ints = new Arena((n) => new Int32Array(n));
-const uints = new Arena((n) => new Uint32Array(n));
+/** The match table's per-document buffers, sized for the largest index searched so far. */
+export class MatchBuffers {
+  mask = new Uint32Array(0);
+  agg = new Uint32Array(0);
+  /** One bit per document touched, 32 documents per word: collecting and clearing skip empty stretches. */
+  blocks = new Uint32Array(0);
+  private inUse = false;
 
-/** A zeroed Int32Array valid until the current search ends. */
-export function scratchInts(n: number): Int32Array {
-  return ints.take(n);
+  /** Sizes the buffers for a table; one table at a time. */
+  acquire(maxDoc: number, units: number): void {
+    if (this.inUse) throw new Error('match table already in use');
+    this.inUse = true;
+    if (this.mask.length < maxDoc) {
+      this.mask = new Uint32Array(Math.ceil(maxDoc * 1.25) + 64);
+      this.blocks = new Uint32Array((this.mask.length >>> 5) + 1);
+    }
+    const slots = this.mask.length * units;
+    if (this.agg.length < slots) this.agg = new Uint32Array(slots);
+  }
+
+  release(): void {
+    this.inUse = false;
+  }
 }
 
-/** A zeroed Uint32Array valid until the current search ends. */
-export function scratchUints(n: number): Uint32Array {
-  return uints.take(n);
+/** The word map's slot per word id (-1 when the word matches no unit), kept all -1 between searches. */
+export class WordSlots {
+  private slots = new Int32Array(0);
+  private inUse = false;
+
+  acquire(words: number): Int32Array {
+    if (this.inUse) throw new Error('word map already in use');
+    this.inUse = true;
+    if (this.slots.length < words) this.slots = new Int32Array(Math.ceil(words * 1.25) + 64).fill(-1);
+    return this.slots;
+  }
+
+  release(): void {
+    this.inUse = false;
+  }
 }
 
-export function resetScratch(): void {
-  ints.reset();
-  uints.reset();
+export class SearchScratch {
+  private readonly intArena = new Arena((n) => new Int32Array(n));
+  private readonly uintArena = new Arena((n) => new Uint32Array(n));
+  readonly tables = new MatchBuffers();
+  readonly words = new WordSlots();
+  private levels = new Uint8Array(0);
+
+  /** The `words` level index by docid, filled with `empty` past its previous use. */
+  levelIndex(n: number, empty: number): Uint8Array {
+    if (this.levels.length < n) this.levels = new Uint8Array(Math.ceil(n * 1.25) + 64).fill(empty);
+    return this.levels;
+  }
+
+  /** A zeroed Int32Array valid until the current search ends. */
+  ints(n: number): Int32Array {
+    return this.intArena.take(n);
+  }
+
+  /** A zeroed Uint32Array valid until the current search ends. */
+  uints(n: number): Uint32Array {
+    return this.uintArena.take(n);
+  }
+
+  reset(): void {
+    this.intArena.reset();
+    this.uintArena.reset();
+  }
 }

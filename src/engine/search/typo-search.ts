@@ -12,7 +12,7 @@
 // Distances are computed on UTF-16 code units; outside the Basic Multilingual Plane a
 // character counts as two, which only matters for words of astral characters.
 
-import { firstChar, type SortedWords } from '../index/word-table.js';
+import { firstChar, type SortedWords } from '../fulltext/word-table.js';
 
 export const MAX_ONE_TYPO = 150;
 export const MAX_TWO_TYPOS = 50;

@@ -3,12 +3,10 @@
 // that are not single words (phrases, prefix lists) are kept aside and looked up in
 // their posting lists.
 
-import type { IndexState } from '../index/index-state.js';
-import { seekDoc, type Posting } from '../index/postings.js';
+import type { IndexState } from '../fulltext/index-state.js';
+import { seekDoc, type Posting } from '../fulltext/postings.js';
 import type { Unit } from './derivations.js';
-
-let slotPool = new Int32Array(0);
-let slotInUse = false;
+import type { WordSlots } from './scratch.js';
 
 export interface ListSource {
   unit: number;
@@ -30,11 +28,8 @@ export class WordUnitMap {
   readonly lists: ListSource[] = [];
   private released = false;
 
-  constructor(state: IndexState, units: readonly Unit[]) {
-    if (slotInUse) throw new Error('word map already in use');
-    slotInUse = true;
-    if (slotPool.length < state.wordCount) slotPool = new Int32Array(Math.ceil(state.wordCount * 1.25) + 64).fill(-1);
-    this.slot = slotPool;
+  constructor(state: IndexState, units: readonly Unit[], private readonly slots: WordSlots) {
+    this.slot = slots.acquire(state.wordCount);
     for (const u of units) {
       for (const src of u.sources) {
         const typo = src.typo + u.baseTypo;
@@ -77,6 +72,6 @@ export class WordUnitMap {
     if (this.released) return;
     this.released = true;
     for (const w of this.words) this.slot[w] = -1;
-    slotInUse = false;
+    this.slots.release();
   }
 }

@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../../errors/api-error.js';
-import type { GatedFeature } from '../../features/experimental-features.js';
+import type { GatedFeature } from '../feature-switches.js';
 import { parseEmbedders } from './embedders.js';
 import {
   parseChat,

@@ -1,4 +1,4 @@
-import { featureNotEnabled, type GatedFeature } from '../../features/experimental-features.js';
+import { featureNotEnabled, type GatedFeature } from '../feature-switches.js';
 import { checkEmbedder, embedderFeatureUses, mergeEmbedder } from './embedders.js';
 import { redactEmbedder } from './embedder-fields.js';
 import { SETTING_FIELDS, SETTING_KEYS, settingField, type SettingKey } from './fields.js';

@@ -21,10 +21,6 @@ export function index(ctx: VCtx, i: number): VCtx {
   return { ...ctx, path: `${ctx.path}[${i}]` };
 }
 
-export function withCode(ctx: VCtx, code: ErrorCode): VCtx {
-  return { ...ctx, code };
-}
-
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }

@@ -207,11 +207,6 @@ export function separatorKindOf(sep: string): number {
   return isHardCodePoint(cp) ? SEP_HARD : SEP_SOFT;
 }
 
-/** Whether a single code point is one of the reference's default separators. */
-export function isDefaultSeparatorCodePoint(cp: number): boolean {
-  return cp < 0x10000 ? defaultSepTable[cp] !== SEP_NONE : defaultAstralSepKind(cp) !== SEP_NONE;
-}
-
 /** Scripts whose runs are cut into words by a dictionary segmenter (no spaces). */
 export function isDictionarySegmentedScript(s: number): boolean {
   return s === SCRIPT.CJ || s === SCRIPT.THAI || s === SCRIPT.LAO || s === SCRIPT.KHMER

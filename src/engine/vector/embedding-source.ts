@@ -1,8 +1,8 @@
 // Where indexing gets the embeddings of texts. Alone, a node asks the embedder itself; in a
 // cluster the node that leads asks once and passes the vectors to everyone through the
-// replicated log (see `exchange.ts`), so every node stores the same vectors.
+// replicated log (see `replication/embedding-exchange.ts`), so every node stores the same vectors.
 
-import type { KvStore } from '../../store/kv.js';
+import type { WriteBatch } from '../../store/kv.js';
 
 export interface EmbeddingJob {
   embedder: string;
@@ -15,6 +15,11 @@ export interface EmbeddingJob {
 export interface EmbeddingSource {
   /** The embedding of every text of the job, by digest; throws the embedder's failure. */
   obtain(job: EmbeddingJob): Promise<Map<string, Float32Array>>;
+  /**
+   * What the batch being applied also writes and does once published, to drop what was kept
+   * to obtain its embeddings (a cluster keeps them in the log's state until then).
+   */
+  release?(): { write(wb: WriteBatch): void; publish(): void } | null;
 }
 
 /** Texts sent to a provider between two checks of leadership and of progress. */
@@ -33,17 +38,3 @@ export const directSource: EmbeddingSource = {
     return out;
   },
 };
-
-/**
- * The source of the node owning `store`: the node registers its exchange here before it
- * opens its indexes, and the vector structures of those indexes look it up.
- */
-const sources = new WeakMap<KvStore, EmbeddingSource>();
-
-export function registerEmbeddingSource(store: KvStore, source: EmbeddingSource): void {
-  sources.set(store, source);
-}
-
-export function embeddingSourceFor(store: KvStore): EmbeddingSource {
-  return sources.get(store) ?? directSource;
-}

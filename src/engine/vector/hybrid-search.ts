@@ -3,8 +3,8 @@
 // vector, and the merge of both result lists by weighted score.
 
 import { ApiError } from '../../errors/api-error.js';
-import type { IndexHandle } from '../index-handle.js';
-import type { ScoreValue } from '../search/execute.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
+import type { ScoreValue } from '../search/rank-query.js';
 import { embedSearchQuery } from './query-embedding.js';
 import {
   hybridMerge,

@@ -3,9 +3,9 @@
 // `vectorSort` details, the hybrid merge and the `_vectors` shown with `retrieveVectors`.
 
 import { ApiError } from '../../errors/api-error.js';
-import { CompositeIndex } from '../composite-index.js';
+import { CompositeIndex } from '../structures/composite-index.js';
 import { extractDocumentId, type Doc } from '../documents/primary-key.js';
-import type { IndexHandle } from '../index-handle.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
 import { shiftScore, similarityOf } from './distance.js';
 import { queryEmbeddingError } from './embed-error.js';
 import type { RuntimeEmbedder } from './embedders.js';

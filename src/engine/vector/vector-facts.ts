@@ -3,7 +3,7 @@
 // with the reference's meaning for each kind of filter.
 
 import type { VectorFacts, VectorKind } from '../filter/vector-filter.js';
-import type { IndexHandle } from '../index-handle.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
 import type { DocEntry } from './embedder-state.js';
 import { vectorPartOf } from './semantic-search.js';
 

@@ -6,13 +6,12 @@
 import type { KeySpace } from '../../store/keys.js';
 import type { KvStore, WriteBatch } from '../../store/kv.js';
 import type { Doc } from '../documents/primary-key.js';
-import type { DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory } from '../search-index.js';
+import type { DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory } from '../structures/search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { EmbedError, indexingError } from './embed-error.js';
 import { buildEmbedder, type RuntimeEmbedder } from './embedders.js';
 import { decodeRecord, EmbedderState, encodeRecord, type DocVectors, type EmbedderMeta } from './embedder-state.js';
-import { embeddingSourceFor, type EmbeddingSource } from './embedding-source.js';
-import { EmbeddingExchange } from './exchange.js';
+import type { EmbeddingSource } from './embedding-source.js';
 import { DocumentPlanner, indexingKey } from './plan.js';
 
 export const VECTORS_PART = 'vectors';
@@ -48,7 +47,7 @@ export class VectorIndex implements SearchIndex {
   ) {}
 
   static async open(ctx: SearchIndexContext): Promise<VectorIndex> {
-    const v = new VectorIndex(ctx.store, ctx.space, embeddingSourceFor(ctx.store));
+    const v = new VectorIndex(ctx.store, ctx.space, ctx.embeddings);
     await v.load(ctx.settings);
     return v;
   }
@@ -156,8 +155,7 @@ export class VectorIndex implements SearchIndex {
   }
 
   private prepared(deltas: EmbedderDelta[], dropped: string[]): PreparedIndexUpdate {
-    const exchange = this.source instanceof EmbeddingExchange ? this.source : null;
-    const batch = exchange?.hooks?.currentBatch() ?? null;
+    const release = this.source.release?.() ?? null;
     return {
       write: (wb: WriteBatch) => {
         for (const name of dropped) wb.delPrefix(this.space.child(spaceName(name)).prefix);
@@ -167,7 +165,7 @@ export class VectorIndex implements SearchIndex {
           for (const docid of d.removed) wb.del(this.docKey(d.name, docid));
           for (const [docid, r] of d.set) wb.put(this.docKey(d.name, docid), encodeRecord(r, d.meta.quantized));
         }
-        if (exchange && batch !== null) exchange.release(batch, wb);
+        release?.write(wb);
       },
       publish: () => {
         for (const name of dropped) this.embedders.delete(name);
@@ -186,7 +184,7 @@ export class VectorIndex implements SearchIndex {
           for (const [docid, r] of d.set) state.set(docid, r);
           state.scheduleIndexing();
         }
-        if (exchange && batch !== null) exchange.forget(batch);
+        release?.publish();
       },
     };
   }

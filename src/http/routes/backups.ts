@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { snapshotTask } from '../../backup/runner.js';
-import { taskSummary } from '../../tasks/task.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
+import { route } from '../route.js';
 import { s } from '../schema.js';
-import { customMetadata } from './params.js';
+import { enqueueTask } from './params.js';
 
-const writeQuery = s.object({ customMetadata: s.field(s.string(), 'bad_request') });
+/** `customMetadata` of a backup task (no index: a bad value is a plain `bad_request`). */
+const backupQuery = s.object({ customMetadata: s.field(s.string(), 'bad_request') });
 
 /**
  * `POST /dumps` and `POST /snapshots`: both enqueue a task that every node processes,
@@ -19,20 +19,10 @@ export function backupRoutes(app: FastifyInstance, ctx: AppContext): void {
     summary: 'Write a dump: a portable, versioned archive of indexes, settings, documents, tasks and keys',
     tags: ['Backups'],
     action: 'dumps.create',
-    query: writeQuery,
+    query: backupQuery,
     status: 202,
     response: 'The summarized dumpCreation task; the dump is written to `<dump-dir>/<dumpUid>.dump`',
-    handler: async (req) => {
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const task = await ctx.enqueue({
-        type: 'dumpCreation',
-        indexUid: null,
-        details: { dumpUid: null },
-        params: { op: 'dump' },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
-    },
+    handler: async (_req, _reply, { query }) => enqueueTask(ctx, { type: 'dumpCreation', indexUid: null, details: { dumpUid: null }, params: { op: 'dump' } }, query),
   });
 
   route(app, {
@@ -41,13 +31,9 @@ export function backupRoutes(app: FastifyInstance, ctx: AppContext): void {
     summary: 'Write a snapshot: a consistent copy of the database, to start a node from',
     tags: ['Backups'],
     action: 'snapshots.create',
-    query: writeQuery,
+    query: backupQuery,
     status: 202,
     response: 'The summarized snapshotCreation task; the snapshot is written to `<snapshot-dir>/<db name>.snapshot`',
-    handler: async (req) => {
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const task = await ctx.enqueue({ ...snapshotTask(), ...customMetadata(q) });
-      return taskSummary(task);
-    },
+    handler: async (_req, _reply, { query }) => enqueueTask(ctx, snapshotTask(), query),
   });
 }

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { isFinished } from '../../tasks/task.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
@@ -95,7 +94,6 @@ async function waitProcessed(ctx: AppContext, uid: number, timeoutMs: number): P
 }
 
 export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
 
   // Read your writes on any node: a read first reflects every write the cluster reported done.
   // After authentication (an onRequest hook), so that only allowed requests may wait.
@@ -149,8 +147,7 @@ export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: addNodeBody,
     status: 200,
     errors: ['bad_request', 'no_leader'],
-    handler: async (req) => {
-      const body = addNodeBody.validate(jsonBody(req, limit), 'json');
+    handler: async (_req, _reply, { body }) => {
       await ctx.replicator.addNode(body.id, body.raftAddr);
       return ctx.replicator.clusterView();
     },
@@ -178,11 +175,10 @@ export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Cluster'],
     action: 'network.update',
     body: transferBody,
+    emptyBodyIs: {},
     status: 200,
     errors: ['bad_request', 'no_leader'],
-    handler: async (req) => {
-      const raw = req.body === undefined || (Buffer.isBuffer(req.body) && req.body.length === 0) ? {} : jsonBody(req, limit);
-      const body = transferBody.validate(raw, 'json');
+    handler: async (_req, _reply, { body }) => {
       const leader = await ctx.replicator.transferLeadership(body.to ?? null);
       return { leader };
     },

@@ -1,26 +1,22 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { requestGrant } from '../../auth/request-auth.js';
-import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
+import { normalizeDocumentId } from '../../engine/documents/primary-key.js';
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
-import { projectFields } from '../../engine/documents/project.js';
-import type { IndexHandle } from '../../engine/index-handle.js';
-import { retrievedVectors } from '../../engine/vector/semantic-search.js';
-import { documentFilterDocids } from '../../engine/documents/filter-hook.js';
-import { checkSortable, parseFilter, parseSort, rejoinGeoPoints, sortedDocids } from '../../engine/facets/index.js';
+import { listDocuments, presentDocument } from '../../engine/documents/list-documents.js';
 import { parseRequiredFilter } from '../../engine/filter/filter-tree.js';
-import { taskSummary } from '../../tasks/task.js';
-import { bodyFormat, jsonBody, rawBody } from '../body.js';
+import type { TaskSpec } from '../../tasks/task.js';
+import { bodyFormat, rawBody } from '../body.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
-import { s } from '../schema.js';
-import { customMetadata, indexUidParam } from './params.js';
+import { route } from '../route.js';
+import { s, typeError } from '../schema.js';
+import { enqueueTask, writeQuery } from './params.js';
 
 const fieldsSchema = s.array(s.string());
 const idsSchema = s.custom((v, ctx) => {
   const list = ctx.mode === 'query' && typeof v === 'string' ? v.split(',').map((x) => x.trim()) : v;
   if (!Array.isArray(list)) {
-    throw new ApiError('invalid_document_ids', `Invalid value type at \`${ctx.path}\`: expected an array, but found ${typeof v}: \`${JSON.stringify(v)}\``);
+    throw typeError({ ...ctx, code: 'invalid_document_ids' }, 'an array', v);
   }
   return list.map((id, i) => {
     try {
@@ -62,8 +58,7 @@ const addQuery = s.object({
   customMetadata: s.field(s.string(), 'invalid_index_custom_metadata'),
   skipCreation: s.field(s.boolean(), 'invalid_skip_creation'),
 });
-
-const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invalid_index_custom_metadata') });
+type AddQuery = ReturnType<typeof addQuery.validate>;
 
 const deleteBatchBody = s.array(s.any({ oneOf: [{ type: 'string' }, { type: 'integer' }] }));
 const deleteByFilterBody = s.object({
@@ -77,46 +72,8 @@ function documentNotFound(id: string): ApiError {
   return new ApiError('document_not_found', `Document \`${id}\` not found.`);
 }
 
-/** `_vectors` stays hidden unless asked for, and then shows every embedder's embeddings; `fields` selects what is shown. */
-async function present(h: IndexHandle, doc: Doc, fields: string[] | null | undefined, retrieveVectors: boolean | undefined): Promise<Doc> {
-  const out = { ...projectFields(doc, fields) };
-  delete out['_vectors'];
-  if (retrieveVectors) out['_vectors'] = await retrievedVectors(h, doc);
-  return out;
-}
-
-async function listDocuments(
-  ctx: AppContext,
-  uid: string,
-  p: { offset?: number; limit?: number; fields?: string[] | null; retrieveVectors?: boolean; ids?: string[] | null; filter?: unknown; sort?: string[] | null },
-) {
-  const h = ctx.engine.getIndex(uid);
-  const offset = p.offset ?? 0;
-  const limit = p.limit ?? 20;
-  const criteria = p.sort && p.sort.length > 0 ? parseSort(rejoinGeoPoints(p.sort), 'invalid_document_sort') : null;
-  if (criteria) checkSortable(criteria, h.meta.settings, 'invalid_document_sort', false);
-  let docids: number[] | null = null;
-  if (p.ids) docids = ctx.engine.docidsOf(h, p.ids);
-  const hasFilter = p.filter !== undefined && p.filter !== null && !(typeof p.filter === 'string' && p.filter.trim() === '');
-  if (hasFilter) {
-    parseFilter(p.filter, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
-    const matched = await documentFilterDocids(ctx.engine, h, p.filter);
-    docids = docids ? docids.filter((d) => matched.has(d)) : [...matched];
-  }
-  if (criteria) {
-    const order = sortedDocids(h, criteria, docids, offset + limit).slice(offset);
-    const docs = await ctx.engine.readDocs(ctx.engine.store, h, order);
-    const total = docids ? new Set(docids).size : h.meta.docCount;
-    return { results: await Promise.all(docs.filter((d): d is Doc => d !== null).map((d) => present(h, d, p.fields, p.retrieveVectors))), offset, limit, total };
-  }
-  const { results, total } = await ctx.engine.listDocuments(uid, { offset, limit, docids });
-  return { results: await Promise.all(results.map((d) => present(h, d, p.fields, p.retrieveVectors))), offset, limit, total };
-}
-
 export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
-  // Uploads and deletions by id may be as large as the payload limit; other bodies are small.
-  const limit = ctx.options.httpPayloadSizeLimit;
-  const jsonLimit = ctx.options.httpJsonPayloadSizeLimit;
+  const containsFilter = () => ({ containsFilter: ctx.features.isEnabled('containsFilter') });
 
   route(app, {
     method: 'GET',
@@ -126,11 +83,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.get',
     query: listQuery,
     status: 200,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = listQuery.validate(queryRecord(req), 'query');
-      return listDocuments(ctx, uid, q);
-    },
+    handler: async (_req, _reply, { uid, query }) => listDocuments(ctx.engine, uid, query, containsFilter()),
   });
 
   route(app, {
@@ -141,11 +94,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.get',
     body: fetchBody,
     status: 200,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const body = fetchBody.validate(jsonBody(req, jsonLimit), 'json');
-      return listDocuments(ctx, uid, body);
-    },
+    handler: async (_req, _reply, { uid, body }) => listDocuments(ctx.engine, uid, body, containsFilter()),
   });
 
   route(app, {
@@ -156,26 +105,22 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.get',
     query: getOneQuery,
     status: 200,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
+    handler: async (req, _reply, { uid, query }) => {
       const id = (req.params as { documentId: string }).documentId;
-      const q = getOneQuery.validate(queryRecord(req), 'query');
       const h = ctx.engine.getIndex(uid);
       const doc = await ctx.engine.getDocument(uid, id);
       if (!doc) throw documentNotFound(id);
-      return present(h, doc, q.fields, q.retrieveVectors);
+      return presentDocument(h, doc, query.fields, query.retrieveVectors);
     },
   });
 
-  const addOrUpdate = (method: 'replace' | 'update') => async (req: FastifyRequest) => {
-    const uid = indexUidParam(req);
-    const q = addQuery.validate(queryRecord(req), 'query');
+  const addOrUpdate = (method: 'replace' | 'update') => async (req: FastifyRequest, _reply: unknown, { uid, query: q }: { uid: string; query: AddQuery }) => {
     const format = bodyFormat(req, ['json', 'ndjson', 'csv']);
     let delimiter = ',';
     if (q.csvDelimiter !== undefined) {
       if (format !== 'csv') {
         throw new ApiError(
-          'invalid_content_type',
+          'invalid_document_csv_delimiter',
           'The Content-Type `' + String(req.headers['content-type']) + '` does not support the use of a csv delimiter. The csv delimiter can only be used with the Content-Type `text/csv`.',
         );
       }
@@ -187,26 +132,22 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       }
       delimiter = q.csvDelimiter;
     }
-    const docs = parseDocumentsPayload(format, rawBody(req, limit), delimiter);
+    const docs = parseDocumentsPayload(format, rawBody(req, app.bodyLimits.payload), delimiter);
     const payload = Buffer.from(JSON.stringify(docs));
-    const task = await ctx.enqueue(
-      {
-        type: 'documentAdditionOrUpdate',
-        indexUid: uid,
-        details: { receivedDocuments: docs.length, indexedDocuments: null },
-        params: {
-          op: 'documents',
-          method,
-          primaryKey: q.primaryKey ?? null,
-          ...(q.skipCreation ? { skipCreation: true } : {}),
-          ...(requestGrant(req).mayCreateIndexes ? {} : { createIndex: false as const }),
-        },
-        payloadBytes: payload.length,
-        ...customMetadata(q),
+    const spec: TaskSpec = {
+      type: 'documentAdditionOrUpdate',
+      indexUid: uid,
+      details: { receivedDocuments: docs.length, indexedDocuments: null },
+      params: {
+        op: 'documents',
+        method,
+        primaryKey: q.primaryKey ?? null,
+        ...(q.skipCreation ? { skipCreation: true } : {}),
+        ...(requestGrant(req).mayCreateIndexes ? {} : { createIndex: false as const }),
       },
-      payload,
-    );
-    return taskSummary(task);
+      payloadBytes: payload.length,
+    };
+    return enqueueTask(ctx, spec, q, payload);
   };
 
   for (const [method, kind, summary] of [
@@ -222,6 +163,8 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       query: addQuery,
       body: s.any({ oneOf: [{ type: 'array', items: { type: 'object' } }, { type: 'object' }] }),
       bodyMediaTypes: ['application/json', 'application/x-ndjson', 'text/csv'],
+      // JSON, NDJSON or CSV, read by the handler (see parse-payload.ts).
+      read: 'raw',
       status: 202,
       handler: addOrUpdate(kind),
     });
@@ -235,18 +178,14 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.delete',
     query: writeQuery,
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = writeQuery.validate(queryRecord(req), 'query');
+    handler: async (req, _reply, { uid, query }) => {
       const id = (req.params as { documentId: string }).documentId;
-      const task = await ctx.enqueue({
+      return enqueueTask(ctx, {
         type: 'documentDeletion',
         indexUid: uid,
         details: { providedIds: 1, deletedDocuments: null, originalFilter: null },
         params: { op: 'deleteIds', ids: [id] },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      }, query);
     },
   });
 
@@ -258,11 +197,9 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.delete',
     query: writeQuery,
     body: deleteBatchBody,
+    largeBody: true,
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const raw = deleteBatchBody.parse(jsonBody(req, limit), { path: '', code: 'bad_request', mode: 'json' });
+    handler: async (_req, _reply, { uid, query, body: raw }) => {
       if (raw.length > MAX_DELETE_BATCH_IDS) {
         throw new ApiError(
           'bad_request',
@@ -277,14 +214,12 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
           `Invalid value type at \`[${i}]\`: expected a string or an integer, but found ${JSON.stringify(v)}`,
         );
       });
-      const task = await ctx.enqueue({
+      return enqueueTask(ctx, {
         type: 'documentDeletion',
         indexUid: uid,
         details: { providedIds: ids.length, deletedDocuments: null, originalFilter: null },
         params: { op: 'deleteIds', ids },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      }, query);
     },
   });
 
@@ -297,20 +232,15 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: writeQuery,
     body: deleteByFilterBody,
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const body = deleteByFilterBody.validate(jsonBody(req, jsonLimit), 'json');
+    handler: async (_req, _reply, { uid, query, body }) => {
       const f = body.filter;
-      parseRequiredFilter(f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
-      const task = await ctx.enqueue({
+      parseRequiredFilter(f, { code: 'invalid_document_filter', ...containsFilter() });
+      return enqueueTask(ctx, {
         type: 'documentDeletion',
         indexUid: uid,
         details: { providedIds: 0, deletedDocuments: null, originalFilter: JSON.stringify(f) },
         params: { op: 'deleteFilter', filter: f },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      }, query);
     },
   });
 
@@ -322,8 +252,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.delete',
     query: writeQuery,
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
+    handler: async (req, _reply, { uid, query }) => {
       // Trailing slashes are ignored elsewhere, but here `documents/` is what deleting one document
       // with an empty id produces (`/documents/${id}`): it must not read as "delete them all".
       if (req.url.split('?')[0]!.endsWith('/')) {
@@ -332,15 +261,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
           'The document identifier is missing from the path. `DELETE /indexes/{indexUid}/documents/{documentId}` deletes one document; `DELETE /indexes/{indexUid}/documents`, without a trailing slash, deletes every document of the index.',
         );
       }
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const task = await ctx.enqueue({
-        type: 'documentDeletion',
-        indexUid: uid,
-        details: { deletedDocuments: null },
-        params: { op: 'clear' },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      return enqueueTask(ctx, { type: 'documentDeletion', indexUid: uid, details: { deletedDocuments: null }, params: { op: 'clear' } }, query);
     },
   });
 }

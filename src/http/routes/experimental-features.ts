@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { at, expectBool, expectFields, type VCtx } from '../../engine/settings/validate-core.js';
-import { ExperimentalFeatures, FEATURE_NAMES, type FeatureName } from '../../features/experimental-features.js';
-import { jsonBody } from '../body.js';
+import { ExperimentalFeatures } from '../../features/experimental-features.js';
+import { FEATURE_NAMES, type FeatureName } from '../../engine/feature-switches.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
@@ -41,10 +41,11 @@ export function experimentalFeatureRoutes(app: FastifyInstance, ctx: AppContext)
     tags: ['Experimental features'],
     action: 'experimental.update',
     body: s.any(featuresSchema),
+    read: 'unchecked',
     status: 200,
     errors: ['bad_request'],
-    handler: async (req) => {
-      const patch = parseFeaturesPatch(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit));
+    handler: async (_req, _reply, { body }) => {
+      const patch = parseFeaturesPatch(body);
       // Through the log, so that every node holds the same flags.
       return ctx.configure(ExperimentalFeatures.COMMAND, patch);
     },

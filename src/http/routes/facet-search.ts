@@ -1,12 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { withSearchRules } from '../../auth/request-auth.js';
-import { checkFacetSearchable, facetSearch, filterBitmap, parseFilter, queryCandidates, toBitmap } from '../../engine/facets/index.js';
-import { jsonBody } from '../body.js';
+import { answerFacetSearch } from '../../engine/search/facet-search-query.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
-import { SemanticPlan } from '../../engine/vector/hybrid-search.js';
-import { indexUidParam } from './params.js';
 import { searchFields } from './search-params.js';
 
 const facetSearchBody = s.object({
@@ -24,11 +21,7 @@ const facetSearchBody = s.object({
   media: searchFields.media,
 });
 
-/**
- * `POST /indexes/{uid}/facet-search`: values of one facet matching `facetQuery` (prefix,
- * with typos), counted among the documents `q` and `filter` select (with `hybrid`, every
- * document the filter allows: semantic search matches them all).
- */
+/** `POST /indexes/{uid}/facet-search` (see `engine/search/facet-search-query.ts`). */
 export function facetSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
     method: 'POST',
@@ -38,27 +31,9 @@ export function facetSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'search',
     body: facetSearchBody,
     status: 200,
-    handler: async (req) => {
-      const started = performance.now();
-      const uid = indexUidParam(req);
-      const body = facetSearchBody.validate(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit), 'json');
-      const h = ctx.engine.getIndex(uid);
+    handler: async (req, _reply, { uid, body }) => {
       const filter = withSearchRules(req, uid, body.filter ?? null);
-      const containsFilter = ctx.features.isEnabled('containsFilter');
-      parseFilter(filter, { code: 'invalid_search_filter', containsFilter });
-      checkFacetSearchable(body.facetName, h.meta.settings);
-      let candidates = filterBitmap(h, filter, { code: 'invalid_search_filter', containsFilter, indexPrefix: true }) ?? toBitmap(h, null);
-      // A semantic or hybrid search matches every document the filter allows, as in the reference.
-      const semantic = SemanticPlan.of(h, { q: body.q ?? null, hybrid: body.hybrid ?? null, vector: body.vector ?? null, media: body.media ?? null });
-      const matched = semantic ? null : await queryCandidates(h, {
-        q: body.q ?? '',
-        matchingStrategy: body.matchingStrategy ?? 'last',
-        attributesToSearchOn: body.attributesToSearchOn ?? null,
-        locales: body.locales ?? null,
-      });
-      if (matched) candidates = candidates.and(toBitmap(h, matched));
-      const facetHits = facetSearch(h, body.facetName, body.facetQuery ?? null, candidates);
-      return { facetHits, facetQuery: body.facetQuery ?? null, processingTimeMs: Math.round(performance.now() - started) };
+      return answerFacetSearch(ctx.engine, uid, { ...body, filter }, { containsFilter: ctx.features.isEnabled('containsFilter') });
     },
   });
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
+import { prepareRoutes } from '../route.js';
 import { rootRoutes } from './root.js';
 import { indexRoutes } from './indexes.js';
 import { documentRoutes } from './documents.js';
@@ -13,9 +14,12 @@ import { backupRoutes } from './backups.js';
 import { openapiRoutes } from './openapi.js';
 import { facetSearchRoutes } from './facet-search.js';
 import { searchRoutes } from './search.js';
+import { multiSearchRoutes } from './multi-search.js';
 import { similarRoutes } from './similar.js';
 
+/** Every route of the API, on `app` (which records their descriptions for the OpenAPI document). */
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  prepareRoutes(app, { payload: ctx.options.httpPayloadSizeLimit, json: ctx.options.httpJsonPayloadSizeLimit });
   rootRoutes(app, ctx);
   indexRoutes(app, ctx);
   documentRoutes(app, ctx);
@@ -27,6 +31,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   keyRoutes(app, ctx);
   backupRoutes(app, ctx);
   searchRoutes(app, ctx);
+  multiSearchRoutes(app, ctx);
   similarRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);

@@ -1,14 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { assertIndexAuthorized, indexVisibility } from '../../auth/request-auth.js';
 import { ApiError } from '../../errors/api-error.js';
-import { assertIndexUid } from '../../engine/index-uid.js';
-import { taskSummary } from '../../tasks/task.js';
+import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { rfc3339 } from '../../util/time.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
-import { s } from '../schema.js';
-import { customMetadata, indexUidParam } from './params.js';
+import { route } from '../route.js';
+import { refuseImmutable, s, typeError } from '../schema.js';
+import { enqueueTask, writeQuery } from './params.js';
 import { embeddingCounts } from '../../engine/vector/semantic-search.js';
 
 const listQuery = s.object({
@@ -16,14 +14,9 @@ const listQuery = s.object({
   limit: s.field(s.uint(), 'invalid_index_limit'),
 });
 
-const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invalid_index_custom_metadata') });
-
 const uidSchema = s.custom((v, ctx) => {
   if (typeof v !== 'string') {
-    throw new ApiError(
-      'invalid_index_uid',
-      `Invalid value type at \`${ctx.path}\`: expected a string, but found ${v === null ? 'null' : typeof v}: \`${JSON.stringify(v)}\``,
-    );
+    throw typeError({ ...ctx, code: 'invalid_index_uid' }, 'a string', v);
   }
   assertIndexUid(v, ctx.path);
   return v;
@@ -75,8 +68,6 @@ export async function indexStats(ctx: AppContext, uid: string): Promise<Record<s
 }
 
 export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
-
   route(app, {
     method: 'GET',
     url: '/indexes',
@@ -85,8 +76,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'indexes.get',
     query: listQuery,
     status: 200,
-    handler: async (req) => {
-      const q = listQuery.validate(queryRecord(req), 'query');
+    handler: async (req, _reply, { query: q }) => {
       const offset = q.offset ?? 0;
       const lim = q.limit ?? 20;
       const visible = indexVisibility(req);
@@ -109,19 +99,10 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: writeQuery,
     body: createBody,
     status: 202,
-    handler: async (req) => {
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const body = createBody.validate(jsonBody(req, limit), 'json');
+    handler: async (req, _reply, { query, body }) => {
       assertIndexAuthorized(req, body.uid);
       const primaryKey = body.primaryKey ?? null;
-      const task = await ctx.enqueue({
-        type: 'indexCreation',
-        indexUid: body.uid,
-        details: { primaryKey },
-        params: { op: 'createIndex', primaryKey },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      return enqueueTask(ctx, { type: 'indexCreation', indexUid: body.uid, details: { primaryKey }, params: { op: 'createIndex', primaryKey } }, query);
     },
   });
 
@@ -132,7 +113,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Indexes'],
     action: 'indexes.get',
     status: 200,
-    handler: async (req) => indexView(ctx, indexUidParam(req)),
+    handler: async (_req, _reply, { uid }) => indexView(ctx, uid),
   });
 
   route(app, {
@@ -143,25 +124,16 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'indexes.update',
     query: writeQuery,
     body: updateBody,
+    precheck: refuseImmutable({ createdAt: 'immutable_index_created_at', updatedAt: 'immutable_index_updated_at' }, ['primaryKey', 'uid']),
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const body = updateBody.validate(jsonBody(req, limit), 'json');
+    handler: async (req, _reply, { uid, query, body }) => {
       if (body.uid !== undefined) assertIndexAuthorized(req, body.uid);
       const details: Record<string, unknown> = { primaryKey: body.primaryKey ?? null };
       if (body.uid !== undefined && body.uid !== uid) {
         details['oldIndexUid'] = uid;
         details['newIndexUid'] = body.uid;
       }
-      const task = await ctx.enqueue({
-        type: 'indexUpdate',
-        indexUid: uid,
-        details,
-        params: { op: 'updateIndex', primaryKey: body.primaryKey, newUid: body.uid ?? null },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      return enqueueTask(ctx, { type: 'indexUpdate', indexUid: uid, details, params: { op: 'updateIndex', primaryKey: body.primaryKey, newUid: body.uid ?? null } }, query);
     },
   });
 
@@ -173,18 +145,8 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'indexes.delete',
     query: writeQuery,
     status: 202,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const task = await ctx.enqueue({
-        type: 'indexDeletion',
-        indexUid: uid,
-        details: { deletedDocuments: null },
-        params: { op: 'deleteIndex' },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
-    },
+    handler: async (_req, _reply, { uid, query }) =>
+      enqueueTask(ctx, { type: 'indexDeletion', indexUid: uid, details: { deletedDocuments: null }, params: { op: 'deleteIndex' } }, query),
   });
 
   route(app, {
@@ -194,7 +156,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Stats'],
     action: 'stats.get',
     status: 200,
-    handler: async (req) => indexStats(ctx, indexUidParam(req)),
+    handler: async (_req, _reply, { uid }) => indexStats(ctx, uid),
   });
 
   route(app, {
@@ -205,11 +167,9 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'indexes.swap',
     query: writeQuery,
     body: swapBody,
+    bodyCode: 'invalid_swap_indexes',
     status: 202,
-    handler: async (req) => {
-      const q = writeQuery.validate(queryRecord(req), 'query');
-      const raw = jsonBody(req, limit);
-      const swaps = swapBody.parse(raw, { path: '', code: 'invalid_swap_indexes', mode: 'json' });
+    handler: async (req, _reply, { query, body: swaps }) => {
       const seen = new Set<string>();
       const out: { indexes: [string, string]; rename: boolean }[] = [];
       swaps.forEach((sw, i) => {
@@ -232,14 +192,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
         }
         out.push({ indexes: [sw.indexes[0]!, sw.indexes[1]!], rename: sw.rename ?? false });
       });
-      const task = await ctx.enqueue({
-        type: 'indexSwap',
-        indexUid: null,
-        details: { swaps: out },
-        params: { op: 'swap', swaps: out },
-        ...customMetadata(q),
-      });
-      return taskSummary(task);
+      return enqueueTask(ctx, { type: 'indexSwap', indexUid: null, details: { swaps: out }, params: { op: 'swap', swaps: out } }, query);
     },
   });
 }

@@ -4,10 +4,9 @@ import { ACTIONS, invalidIndexPatternMessage, isGlobalAction, isValidIndexPatter
 import { KeyStore, parseUuid, type ApiKey, type KeyOp, type NewKey } from '../../auth/key-store.js';
 import { ApiError, type ErrorCode } from '../../errors/api-error.js';
 import { rfc3339 } from '../../util/time.js';
-import { jsonBody } from '../body.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
-import { s, typeError, valueError } from '../schema.js';
+import { route } from '../route.js';
+import { refuseImmutable, s, typeError, valueError } from '../schema.js';
 
 /** `expiresAt` as the reference prints it: RFC 3339, fraction only when there is one. */
 function expiryText(ms: number): string {
@@ -113,13 +112,14 @@ const IMMUTABLE: Record<string, ErrorCode> = {
   updatedAt: 'immutable_api_key_updated_at',
 };
 
-/** PATCH takes `name` and `description` only; the other key fields get their own error code. */
+const refuseImmutableKeyField = refuseImmutable(IMMUTABLE, ['description', 'name']);
+
+/** PATCH takes `name` and `description` only; the other key fields get their own error code, in body order. */
 function checkPatchFields(body: unknown): void {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return;
   for (const k of Object.keys(body)) {
     if (k === 'name' || k === 'description') continue;
-    const code = IMMUTABLE[k];
-    if (code) throw new ApiError(code, `Immutable field \`${k}\`: expected one of \`description\`, \`name\``);
+    refuseImmutableKeyField({ [k]: null });
     throw new ApiError('bad_request', `Unknown field \`${k}\`: expected one of \`description\`, \`name\``);
   }
 }
@@ -131,7 +131,6 @@ const listQuery = s.object({
 
 export function keyRoutes(app: FastifyInstance, ctx: AppContext): void {
   const keys = ctx.keys;
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
   const param = (req: FastifyRequest) => (req.params as { key: string }).key;
   const propose = (op: KeyOp) => ctx.configure(KeyStore.COMMAND, op);
 
@@ -144,8 +143,7 @@ export function keyRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: createBody,
     status: 201,
     errors: ['api_key_already_exists', 'index_scoped_api_key_with_global_action'],
-    handler: async (req) => {
-      const body = createBody.validate(jsonBody(req, limit), 'json');
+    handler: async (_req, _reply, { body }) => {
       if (!body.indexes.includes('*')) {
         const global = body.actions.find(isGlobalAction);
         if (global !== undefined) {
@@ -177,8 +175,7 @@ export function keyRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'keys.get',
     query: listQuery,
     status: 200,
-    handler: async (req) => {
-      const q = listQuery.validate(queryRecord(req), 'query');
+    handler: async (_req, _reply, { query: q }) => {
       const offset = q.offset ?? 0;
       const lim = q.limit ?? 20;
       const all = keys.list();
@@ -204,12 +201,10 @@ export function keyRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Keys'],
     action: 'keys.update',
     body: patchBody,
+    precheck: checkPatchFields,
     status: 200,
     errors: ['api_key_not_found'],
-    handler: async (req) => {
-      const raw = jsonBody(req, limit);
-      checkPatchFields(raw);
-      const body = patchBody.validate(raw, 'json');
+    handler: async (req, _reply, { body }) => {
       const ref = param(req);
       const { uid } = keys.resolve(ref);
       const op: KeyOp = { op: 'update', uid, ref: uid };

@@ -19,7 +19,7 @@ export function openapiRoutes(app: FastifyInstance, _ctx: AppContext): void {
     response: 'The OpenAPI 3.1 document',
     responseSchema: { type: 'object', required: ['openapi', 'info', 'paths'] },
     handler: async (_req, reply) => {
-      doc ??= JSON.stringify(openapiDocument());
+      doc ??= JSON.stringify(openapiDocument(app.routeDocs));
       reply.header('content-type', 'application/json; charset=utf-8');
       return doc;
     },

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { indexVisibility } from '../../auth/request-auth.js';
 import { rfc3339 } from '../../util/time.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
+import { route } from '../route.js';
 import { s } from '../schema.js';
 import { indexStats } from './indexes.js';
 import { VERSION } from '../../version.js';
@@ -58,8 +58,7 @@ export function rootRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'stats.get',
     query: statsQuery,
     status: 200,
-    handler: async (req) => {
-      const q = statsQuery.validate(queryRecord(req), 'query');
+    handler: async (req, _reply, { query: q }) => {
       const databaseSize = await ctx.engine.store.diskSize();
       const indexes: Record<string, unknown> = {};
       const visible = indexVisibility(req);

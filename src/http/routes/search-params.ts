@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors/api-error.js';
 import { ISO639_1_TO_3, isSupportedLocale, SUPPORTED_LOCALES } from '../../engine/tokenizer/index.js';
-import type { SearchQuery } from '../../engine/search/perform.js';
+import type { SearchQuery } from '../../engine/search/answer-query.js';
 import { s, typeError, valueError, type Ctx, type FieldDef } from '../schema.js';
 import { jsonDepthExceeded } from '../../util/json-depth.js';
 

@@ -1,20 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { withSearchRules } from '../../auth/request-auth.js';
-import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/perform.js';
-import { jsonBody } from '../body.js';
+import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/answer-query.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
-import { indexUidParam } from './params.js';
+import { route } from '../route.js';
+import { includeMetadata } from './params.js';
 import { searchBody, searchQueryString, toSearchQuery } from './search-params.js';
-import { multiSearchRoutes } from './multi-search.js';
-
-/** `Service-Include-Metadata: true` (or `1`) adds `metadata` to search responses. */
-export function includeMetadata(req: FastifyRequest): boolean {
-  const v = req.headers['service-include-metadata'];
-  const s = (Array.isArray(v) ? v[0] : v)?.trim().toLowerCase();
-  return s === 'true' || s === '1';
-}
 
 async function search(ctx: AppContext, uid: string, q: SearchQuery, req: FastifyRequest): Promise<unknown> {
   // A tenant token's rule for this index is AND-ed with the query's own filter.
@@ -35,8 +26,6 @@ async function search(ctx: AppContext, uid: string, q: SearchQuery, req: Fastify
 }
 
 export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
-
   route(app, {
     method: 'POST',
     url: '/indexes/:indexUid/search',
@@ -47,11 +36,7 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 200,
     response: 'hits, query, processingTimeMs, pagination fields, facets, requestUid',
     errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter'],
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const body = searchBody.validate(jsonBody(req, limit), 'json');
-      return search(ctx, uid, toSearchQuery(body), req);
-    },
+    handler: async (req, _reply, { uid, body }) => search(ctx, uid, toSearchQuery(body), req),
   });
 
   route(app, {
@@ -64,12 +49,6 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 200,
     response: 'same as POST',
     errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter'],
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      const params = searchQueryString.validate(queryRecord(req), 'query');
-      return search(ctx, uid, toSearchQuery(params), req);
-    },
+    handler: async (req, _reply, { uid, query }) => search(ctx, uid, toSearchQuery(query), req),
   });
-
-  multiSearchRoutes(app, ctx);
 }

@@ -12,14 +12,11 @@ import {
   type SettingsPatch,
 } from '../../engine/settings/patch.js';
 import { settingsView, settingView } from '../../engine/settings/settings.js';
-import { isFinished, taskSummary } from '../../tasks/task.js';
-import { jsonBody } from '../body.js';
+import { isFinished } from '../../tasks/task.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
+import { route } from '../route.js';
 import { s } from '../schema.js';
-import { customMetadata, indexUidParam } from './params.js';
-
-const writeQuery = s.object({ customMetadata: s.field(s.string(), 'invalid_index_custom_metadata') });
+import { enqueueTask, writeQuery } from './params.js';
 
 /**
  * What the settings checks know of the index: the experimental features, and each embedder as
@@ -61,24 +58,27 @@ function jsonValue(reply: FastifyReply, value: unknown): unknown {
 }
 
 export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const limit = ctx.options.httpJsonPayloadSizeLimit;
-
   /** Checks a parsed update against the node and the index, then enqueues it. */
-  async function enqueue(req: FastifyRequest, uid: string, patch: SettingsPatch, opts: { check: boolean; replace?: boolean }) {
-    const q = writeQuery.validate(queryRecord(req), 'query');
+  async function enqueue(
+    req: FastifyRequest,
+    input: { uid: string; query: { customMetadata?: string } },
+    patch: SettingsPatch,
+    opts: { check: boolean; replace?: boolean; reset?: boolean },
+  ) {
+    const { uid } = input;
     if (opts.check) checkSettingsPatch(patch, patchEnv(ctx, uid));
-    const task = await ctx.enqueue({
+    return enqueueTask(ctx, {
       type: 'settingsUpdate',
       indexUid: uid,
       details: settingsDetails(patch),
       params: {
         op: 'settings',
         settings: storedPatch(patch, { replace: opts.replace ?? false }),
-        ...(requestGrant(req).mayCreateIndexes ? {} : { createIndex: false as const }),
+        // Resetting the settings of an index that does not exist fails (index_not_found), as in
+        // the reference; an update creates it, if the requester may create indexes.
+        ...(requestGrant(req).mayCreateIndexes && !opts.reset ? {} : { createIndex: false as const }),
       },
-      ...customMetadata(q),
-    });
-    return taskSummary(task);
+    }, input.query);
   }
 
   route(app, {
@@ -89,7 +89,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'settings.get',
     status: 200,
     errors: ['index_not_found'],
-    handler: async (req) => settingsView(ctx.engine.getIndex(indexUidParam(req)).meta.settings),
+    handler: async (_req, _reply, { uid }) => settingsView(ctx.engine.getIndex(uid).meta.settings),
   });
 
   route(app, {
@@ -100,12 +100,11 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'settings.update',
     query: writeQuery,
     body: s.any(settingsSchema()),
+    // Checked by the settings rules, whose words are the reference's (see engine/settings/).
+    read: 'unchecked',
     status: 202,
     errors: ['bad_request', 'feature_not_enabled'],
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      return enqueue(req, uid, parseSettingsBody(jsonBody(req, limit)), { check: true });
-    },
+    handler: async (req, _reply, input) => enqueue(req, input, parseSettingsBody(input.body), { check: true }),
   });
 
   route(app, {
@@ -116,7 +115,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'settings.update',
     query: writeQuery,
     status: 202,
-    handler: async (req) => enqueue(req, indexUidParam(req), resetAllPatch(), { check: false }),
+    handler: async (req, _reply, input) => enqueue(req, input, resetAllPatch(), { check: false, reset: true }),
   });
 
   for (const field of SETTING_FIELDS) singleSettingRoutes(field);
@@ -131,7 +130,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
       action: 'settings.get',
       status: 200,
       errors: ['index_not_found'],
-      handler: async (req, reply) => jsonValue(reply, settingView(ctx.engine.getIndex(indexUidParam(req)).meta.settings, field.key)),
+      handler: async (_req, reply, { uid }) => jsonValue(reply, settingView(ctx.engine.getIndex(uid).meta.settings, field.key)),
     });
 
     // `chat` is replaced by PUT (the spec's verb) and merged by PATCH (the reference's, which its clients use).
@@ -145,13 +144,11 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
         action: 'settings.update',
         query: writeQuery,
         body: s.any({ oneOf: [field.schema, { type: 'null' }] }),
+        read: 'unchecked',
         status: 202,
         errors: [field.code],
-        handler: async (req) => {
-          const uid = indexUidParam(req);
-          const patch = parseSettingBody(field.key, jsonBody(req, limit));
-          return enqueue(req, uid, patch, { check: true, replace: verb === 'PUT' && field.key === 'chat' });
-        },
+        handler: async (req, _reply, input) =>
+          enqueue(req, input, parseSettingBody(field.key, input.body), { check: true, replace: verb === 'PUT' && field.key === 'chat' }),
       });
     }
 
@@ -163,7 +160,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
       action: 'settings.update',
       query: writeQuery,
       status: 202,
-      handler: async (req) => enqueue(req, indexUidParam(req), { [field.key]: null }, { check: false }),
+      handler: async (req, _reply, input) => enqueue(req, input, { [field.key]: null }, { check: false, reset: true }),
     });
   }
 }

@@ -1,15 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../errors/api-error.js';
-import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
-import { projectFields } from '../../engine/documents/project.js';
-import { filterDocids } from '../../engine/facets/index.js';
-import type { IndexHandle } from '../../engine/index-handle.js';
-import { documentVectors, resolveEmbedder, semanticSearch, vectorPartOf, vectorScoreDetails } from '../../engine/vector/semantic-search.js';
-import { jsonBody } from '../body.js';
+import { normalizeDocumentId } from '../../engine/documents/primary-key.js';
+import { similarDocuments } from '../../engine/search/similar-query.js';
 import type { AppContext } from '../context.js';
-import { queryRecord, route } from '../route.js';
+import { route } from '../route.js';
 import { s, valueError, type Ctx } from '../schema.js';
-import { indexUidParam } from './params.js';
 
 const idSchema = s.custom(
   (v, ctx: Ctx) => {
@@ -53,71 +47,6 @@ function similarSchema(mode: 'json' | 'query') {
 
 const bodySchema = similarSchema('json');
 const querySchema = similarSchema('query');
-type SimilarParams = ReturnType<typeof bodySchema.validate>;
-
-function checkFilterType(filter: unknown): void {
-  if (filter === undefined || filter === null || typeof filter === 'string' || Array.isArray(filter)) return;
-  throw new ApiError('invalid_similar_filter', `Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`);
-}
-
-/** The document as shown: displayed attributes, then `attributesToRetrieve`, `_vectors` on demand. */
-async function hitDocument(h: IndexHandle, docid: number, doc: Doc, p: SimilarParams): Promise<Doc> {
-  const displayed = h.meta.settings.displayedAttributes;
-  let out = projectFields(projectFields(doc, displayed), p.attributesToRetrieve ?? null);
-  out = { ...out };
-  delete out['_vectors'];
-  const vectorsShown = displayed.includes('*') || displayed.includes('_vectors');
-  if (p.retrieveVectors && vectorsShown) out['_vectors'] = await documentVectors(h, docid, doc);
-  return out;
-}
-
-async function similar(ctx: AppContext, uid: string, p: SimilarParams): Promise<Record<string, unknown>> {
-  const started = performance.now();
-  checkFilterType(p.filter);
-  const h = ctx.engine.getIndex(uid);
-  const embedder = resolveEmbedder(h, p.embedder, 'similar');
-  const docid = h.ext.get(p.id);
-  if (docid === undefined) throw new ApiError('not_found_similar_id', `Document \`${p.id}\` not found.`);
-  const allowedList = filterDocids(h, p.filter, { code: 'invalid_similar_filter' });
-  const offset = p.offset ?? 0;
-  const limit = p.limit ?? 20;
-  // The reference document's first embedding stands for it.
-  const target = embedder.state?.docs.get(docid)?.slots.length ? ((await vectorPartOf(h)?.record(embedder.name, docid))?.vectors[0] ?? null) : null;
-  let hits: { docid: number; similarity: number | null }[] = [];
-  let total = 0;
-  if (target) {
-    const r = semanticSearch(h, embedder, {
-      vector: target,
-      limit: offset + limit,
-      allowed: allowedList ? new Set(allowedList) : null,
-      threshold: p.rankingScoreThreshold ?? null,
-      exclude: docid,
-    });
-    // Only documents with embeddings are similar to anything.
-    hits = r.hits.filter((x) => x.similarity !== null).slice(offset);
-    total = r.candidates;
-  }
-  const docs = await ctx.engine.readDocs(ctx.engine.store, h, hits.map((x) => x.docid));
-  const out: Doc[] = [];
-  for (const [i, hit] of hits.entries()) {
-    const doc = docs[i];
-    if (!doc) continue;
-    const shown = await hitDocument(h, hit.docid, doc, p);
-    if (p.showRankingScore) shown['_rankingScore'] = hit.similarity ?? 0;
-    if (p.showRankingScoreDetails) shown['_rankingScoreDetails'] = vectorScoreDetails(hit.similarity);
-    out.push(shown);
-  }
-  const body: Record<string, unknown> = {
-    hits: out,
-    id: p.id,
-    processingTimeMs: Math.round(performance.now() - started),
-    limit,
-    offset,
-    estimatedTotalHits: Math.min(total, h.meta.settings.pagination.maxTotalHits),
-  };
-  if (p.showPerformanceDetails) body['performanceDetails'] = { total: `${(performance.now() - started).toFixed(2)}ms` };
-  return body;
-}
 
 export function similarRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
@@ -128,10 +57,7 @@ export function similarRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'search',
     body: bodySchema,
     status: 200,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      return similar(ctx, uid, bodySchema.validate(jsonBody(req, ctx.options.httpJsonPayloadSizeLimit), 'json'));
-    },
+    handler: async (_req, _reply, { uid, body }) => similarDocuments(ctx.engine, uid, body),
   });
 
   route(app, {
@@ -142,9 +68,6 @@ export function similarRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'search',
     query: querySchema,
     status: 200,
-    handler: async (req) => {
-      const uid = indexUidParam(req);
-      return similar(ctx, uid, querySchema.validate(queryRecord(req), 'query'));
-    },
+    handler: async (_req, _reply, { uid, query }) => similarDocuments(ctx.engine, uid, query),
   });
 }

@@ -3,16 +3,44 @@ import { indexVisibility } from '../../auth/request-auth.js';
 import { ApiError } from '../../errors/api-error.js';
 import { requestGrant } from '../../auth/request-auth.js';
 import { batchView } from '../../tasks/batch.js';
-import { FILTER_PARAMS, LIST_PARAMS, matchesTask, parseTaskFilter, type TaskFilter } from '../../tasks/task-filter.js';
-import { taskSummary, taskView, type TaskRecord } from '../../tasks/task.js';
+import { FILTER_PARAMS, matchesTask, parseFilterParam, type FilterParam, type TaskFilter } from '../../tasks/task-filter.js';
+import { taskView, type TaskRecord } from '../../tasks/task.js';
+import { enqueueTask } from './params.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
 import { s, type FieldDef } from '../schema.js';
 
-function describeParams(params: readonly string[]): Record<string, FieldDef> {
-  const out: Record<string, FieldDef> = {};
-  for (const p of params) out[p] = s.field(s.string(), 'bad_request');
-  return out;
+/** The task filters, each read by the task layer's own parser (its errors carry their own codes). */
+const filterFields: Record<FilterParam, FieldDef> = Object.fromEntries(
+  FILTER_PARAMS.map((p) => [p, s.field(s.custom((v) => parseFilterParam(p, String(v)), { type: 'string' }), 'bad_request')]),
+) as Record<FilterParam, FieldDef>;
+
+function uintParam(name: 'limit' | 'from', code: 'invalid_task_limit' | 'invalid_task_from'): FieldDef<number> {
+  return s.field(s.custom((v) => {
+    const raw = String(v);
+    if (!/^\d+$/.test(raw) || Number(raw) > 0xffffffff) {
+      throw new ApiError(code, `Invalid value in parameter \`${name}\`: could not parse \`${raw}\` as a positive integer`);
+    }
+    return Number(raw);
+  }, { type: 'integer', minimum: 0 }), code);
+}
+
+const reverseParam = s.field(s.custom((v) => {
+  if (v !== 'true' && v !== 'false') {
+    throw new ApiError('invalid_task_reverse', `Invalid value in parameter \`reverse\`: could not parse \`${String(v)}\` as a boolean, expected either \`true\` or \`false\``);
+  }
+  return v === 'true';
+}, { type: 'boolean' }), 'invalid_task_reverse');
+
+/** Task and batch lists: paging first, then the filters, as the reference checks them. */
+const listQuery = s.object({ limit: uintParam('limit', 'invalid_task_limit'), from: uintParam('from', 'invalid_task_from'), reverse: reverseParam, ...filterFields });
+const filterQuery = s.object({ ...filterFields, customMetadata: s.field(s.string(), 'bad_request') });
+
+/** The filters a checked query holds (`*` restricting nothing). */
+function taskFilterOf(q: Record<string, unknown>): TaskFilter {
+  const f: Record<string, unknown> = {};
+  for (const p of FILTER_PARAMS) if (q[p] !== undefined) f[p] = q[p];
+  return f as TaskFilter;
 }
 
 /**
@@ -22,37 +50,8 @@ function describeParams(params: readonly string[]): Record<string, FieldDef> {
  */
 const CATCH_UP_MS = 2_000;
 
-const listQueryDoc = s.object(describeParams(LIST_PARAMS));
-const filterQueryDoc = s.object(describeParams([...FILTER_PARAMS, 'customMetadata']));
-
-function rejectUnknown(q: Record<string, string>, allowed: readonly string[]): void {
-  for (const k of Object.keys(q)) {
-    if (!allowed.includes(k)) {
-      throw new ApiError('bad_request', `Unknown parameter \`${k}\`: expected one of ${allowed.map((a) => `\`${a}\``).join(', ')}`);
-    }
-  }
-}
-
-function parsePaging(q: Record<string, string>, codes: { limit: 'invalid_task_limit'; from: 'invalid_task_from' }) {
-  const int = (name: 'limit' | 'from') => {
-    const v = q[name];
-    if (v === undefined) return undefined;
-    if (!/^\d+$/.test(v) || Number(v) > 0xffffffff) {
-      throw new ApiError(codes[name], `Invalid value in parameter \`${name}\`: could not parse \`${v}\` as a positive integer`);
-    }
-    return Number(v);
-  };
-  let reverse = false;
-  if (q['reverse'] !== undefined) {
-    if (q['reverse'] !== 'true' && q['reverse'] !== 'false') {
-      throw new ApiError(
-        'invalid_task_reverse',
-        `Invalid value in parameter \`reverse\`: could not parse \`${q['reverse']}\` as a boolean, expected either \`true\` or \`false\``,
-      );
-    }
-    reverse = q['reverse'] === 'true';
-  }
-  return { limit: int('limit') ?? 20, from: int('from'), reverse };
+function paging(q: { limit?: number | undefined; from?: number | undefined; reverse?: boolean | undefined }) {
+  return { limit: q.limit ?? 20, from: q.from, reverse: q.reverse ?? false };
 }
 
 /** A page of `items` (sorted newest first unless reversed), starting at uid `from`. */
@@ -113,17 +112,15 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
     summary: 'List tasks, newest first, with filters',
     tags: ['Tasks'],
     action: 'tasks.get',
-    query: listQueryDoc,
+    query: listQuery,
     status: 200,
-    handler: async (req) => {
-      const q = queryRecord(req);
-      rejectUnknown(q, LIST_PARAMS);
-      const paging = parsePaging(q, { limit: 'invalid_task_limit', from: 'invalid_task_from' });
-      const f = parseTaskFilter(q);
+    handler: async (req, _reply, { query }) => {
+      const pages = paging(query);
+      const f = taskFilterOf(query);
       // Asked by uid for a task this node has not seen yet: as for a single task, catch up first.
       if (f.uids?.some((u) => u >= ctx.queue.nextTaskUid)) await ctx.replicator.catchUp(CATCH_UP_MS);
-      const { page, total, from, next } = paginate(filtered(f).filter(taskVisibility(req) ?? (() => true)), (t) => t.uid, paging);
-      return { results: page.map(taskView), total, limit: paging.limit, from, next };
+      const { page, total, from, next } = paginate(filtered(f).filter(taskVisibility(req) ?? (() => true)), (t) => t.uid, pages);
+      return { results: page.map(taskView), total, limit: pages.limit, from, next };
     },
   });
 
@@ -149,11 +146,10 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   });
 
-  const filterAction = (op: 'cancel' | 'deleteTasks') => async (req: FastifyRequest) => {
-    const q = queryRecord(req);
-    rejectUnknown(q, [...FILTER_PARAMS, 'customMetadata']);
-    parseTaskFilter(q);
-    if (!FILTER_PARAMS.some((p) => q[p] !== undefined)) {
+  const filterAction = (op: 'cancel' | 'deleteTasks') => async (req: FastifyRequest, _reply: unknown, { query: q }: { query: { customMetadata?: string | undefined } }) => {
+    // A filter given as `*` restricts nothing, but says what to cancel or delete: present is enough.
+    const given = queryRecord(req);
+    if (!FILTER_PARAMS.some((p) => given[p] !== undefined)) {
       const what = op === 'cancel' ? 'cancel' : 'delete';
       throw new ApiError(
         'missing_task_filters',
@@ -166,15 +162,13 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
       op === 'cancel'
         ? { matchedTasks: null, canceledTasks: null, originalFilter: query }
         : { matchedTasks: null, deletedTasks: null, originalFilter: query };
-    const task = await ctx.enqueue({
+    return enqueueTask(ctx, {
       type: op === 'cancel' ? 'taskCancelation' : 'taskDeletion',
       indexUid: null,
       details,
       // A key limited to some indexes cancels or deletes only their tasks, as it only sees those.
       params: { op, query, ...(keyIndexes ? { indexPatterns: keyIndexes } : {}) },
-      ...(q['customMetadata'] !== undefined ? { customMetadata: q['customMetadata'] } : {}),
-    });
-    return taskSummary(task);
+    }, q);
   };
 
   route(app, {
@@ -183,7 +177,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
     summary: 'Cancel the enqueued tasks matching the filters (a task already processing runs to its end)',
     tags: ['Tasks'],
     action: 'tasks.cancel',
-    query: filterQueryDoc,
+    query: filterQuery,
     status: 200,
     responseSchema: { $ref: '#/components/schemas/SummarizedTask' },
     handler: filterAction('cancel'),
@@ -195,7 +189,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
     summary: 'Delete finished tasks matching the filters',
     tags: ['Tasks'],
     action: 'tasks.delete',
-    query: filterQueryDoc,
+    query: filterQuery,
     status: 200,
     responseSchema: { $ref: '#/components/schemas/SummarizedTask' },
     handler: filterAction('deleteTasks'),
@@ -207,13 +201,11 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
     summary: 'List batches, newest first, with the task filters',
     tags: ['Batches'],
     action: 'tasks.get',
-    query: listQueryDoc,
+    query: listQuery,
     status: 200,
-    handler: async (req) => {
-      const q = queryRecord(req);
-      rejectUnknown(q, LIST_PARAMS);
-      const paging = parsePaging(q, { limit: 'invalid_task_limit', from: 'invalid_task_from' });
-      const { uids, ...taskFilter } = parseTaskFilter(q, true);
+    handler: async (req, _reply, { query }) => {
+      const pages = paging(query);
+      const { uids, ...taskFilter } = taskFilterOf(query);
       const hasTaskFilter = Object.keys(taskFilter).length > 0;
       const batches = [...ctx.queue.batches.values()].filter((b) => {
         if (!ctx.queue.isSettled(b.uid)) return false;
@@ -225,8 +217,8 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
           return t !== undefined && matchesTask(reported(t), taskFilter);
         });
       });
-      const { page, total, from, next } = paginate(batches, (b) => b.uid, paging);
-      return { results: page.map((b) => batchView(b, tasksOf(b.taskUids))), total, limit: paging.limit, from, next };
+      const { page, total, from, next } = paginate(batches, (b) => b.uid, pages);
+      return { results: page.map((b) => batchView(b, tasksOf(b.taskUids))), total, limit: pages.limit, from, next };
     },
   });
 

@@ -1,7 +1,8 @@
-import type { KeySpace } from '../store/keys.js';
-import type { KvStore, WriteBatch } from '../store/kv.js';
-import type { Doc } from './documents/primary-key.js';
-import type { IndexSettings } from './settings/settings.js';
+import type { KeySpace } from '../../store/keys.js';
+import type { KvStore, WriteBatch } from '../../store/kv.js';
+import type { Doc } from '../documents/primary-key.js';
+import type { IndexSettings } from '../settings/settings.js';
+import type { EmbeddingSource } from '../vector/embedding-source.js';
 
 /** One document's change within a batch: added (before null), deleted (after null) or replaced. */
 export interface DocChange {
@@ -26,6 +27,8 @@ export interface SearchIndexContext {
   /** The key space this index's search structures live under. */
   space: KeySpace;
   settings: IndexSettings;
+  /** Where indexing gets embeddings: the embedders themselves, or a cluster's exchange. */
+  embeddings: EmbeddingSource;
 }
 
 export interface PrepareOptions {
@@ -53,18 +56,3 @@ export interface SearchIndex {
 export interface SearchIndexFactory {
   open(ctx: SearchIndexContext): Promise<SearchIndex>;
 }
-
-/** Keeps no search structures: for nodes that only store documents. */
-export const noSearchIndex: SearchIndexFactory = {
-  async open() {
-    const nothing: PreparedIndexUpdate = { write() {}, publish() {} };
-    return {
-      async prepare() {
-        return nothing;
-      },
-      async rebuild() {
-        return nothing;
-      },
-    };
-  },
-};

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors/api-error.js';
+import { ApiError } from '../../errors/api-error.js';
 
 /** 1–400 bytes of `[A-Za-z0-9_-]`. */
 export function isValidIndexUid(uid: string): boolean {

@@ -3,11 +3,11 @@
 // swaps it in once the write batch is committed.
 
 import type { Doc } from '../documents/primary-key.js';
-import { CompositeIndex } from '../composite-index.js';
-import type { IndexHandle } from '../index-handle.js';
+import { CompositeIndex } from '../structures/composite-index.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
 import type {
   DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory,
-} from '../search-index.js';
+} from '../structures/search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { valueAttributes } from './field-values.js';
 import { applyChanges, buildFromDocuments, emptyState, type IndexState, type StagedState } from './index-state.js';

@@ -1,6 +1,6 @@
-import { KeySpace } from '../store/keys.js';
-import type { SearchIndex } from './search-index.js';
-import type { IndexSettings } from './settings/settings.js';
+import { KeySpace } from '../../store/keys.js';
+import type { SearchIndex } from '../structures/search-index.js';
+import type { IndexSettings } from '../settings/settings.js';
 
 /** What is persisted about an index besides its documents and search structures. */
 export interface IndexMeta {

@@ -3,16 +3,17 @@
 // (in chunks, then `done`, or the embedder's error) as config commands, and each node's
 // batch waits for them. Per batch and embedder the first `done` or error in log order
 // settles the outcome, so all nodes store the same vectors or fail the same way, and a new
-// leader picks up where a previous one stopped. See docs/vector-search.md.
+// leader picks up where a previous one stopped. See docs/vector-search.md. The engine sees it
+// as its EmbeddingSource; the node gives it to the engine when it opens it.
 
-import { ApiError } from '../../errors/api-error.js';
-import { KeySpace, decodeUint } from '../../store/keys.js';
-import type { KvReader, WriteBatch } from '../../store/kv.js';
-import type { ConfigHandler } from '../../tasks/state-machine.js';
-import { BatchAborted } from '../../tasks/executor.js';
-import { decodeFloats, encodeFloats } from './distance.js';
-import { indexingError } from './embed-error.js';
-import { directSource, EMBED_CHUNK, type EmbeddingJob, type EmbeddingSource } from './embedding-source.js';
+import { ApiError } from '../errors/api-error.js';
+import { KeySpace, decodeUint } from '../store/keys.js';
+import type { KvReader, WriteBatch } from '../store/kv.js';
+import type { ConfigHandler } from '../tasks/state-machine.js';
+import { BatchAborted } from '../engine/apply/types.js';
+import { decodeFloats, encodeFloats } from '../engine/vector/distance.js';
+import { indexingError } from '../engine/vector/embed-error.js';
+import { directSource, EMBED_CHUNK, type EmbeddingJob, type EmbeddingSource } from '../engine/vector/embedding-source.js';
 
 const SPACE = new KeySpace('vx');
 
@@ -86,13 +87,16 @@ export class EmbeddingExchange implements ConfigHandler, EmbeddingSource {
     }
   }
 
-  /** Drops what batches up to `batch` exchanged; part of that batch's write. */
-  release(batch: number, wb: WriteBatch): void {
-    wb.delRange(SPACE.prefix, SPACE.key(batch + 1));
-  }
-
-  forget(batch: number): void {
-    for (const k of this.jobs.keys()) if (Number(k.split('\u0000')[0]) <= batch) this.jobs.delete(k);
+  /** Drops what batches up to the current one exchanged: in its write, then from memory once published. */
+  release(): { write(wb: WriteBatch): void; publish(): void } | null {
+    const batch = this.hooks?.currentBatch() ?? null;
+    if (batch === null) return null;
+    return {
+      write: (wb) => wb.delRange(SPACE.prefix, SPACE.key(batch + 1)),
+      publish: () => {
+        for (const k of this.jobs.keys()) if (Number(k.split('\u0000')[0]) <= batch) this.jobs.delete(k);
+      },
+    };
   }
 
   /** Makes the waiting batch give up (before a snapshot replaces the state, or at shutdown). */

@@ -1,41 +1,16 @@
-import { ApiError, toErrorBody, type ErrorBody } from '../errors/api-error.js';
-import type { WriteBatch } from '../store/kv.js';
-import { encodeUint } from '../store/keys.js';
-import { processIndexTask } from './index-tasks.js';
-import { documentFilterDocids } from './documents/filter-hook.js';
-import { parseRequiredFilter } from './filter/filter-tree.js';
-import type { TaskParams } from '../tasks/task.js';
-import type { Doc } from './documents/primary-key.js';
-import { extractDocumentId, inferPrimaryKey } from './documents/primary-key.js';
-import { Engine, indexNotFound } from './engine.js';
-import { INDEX_UIDS, IndexHandle, type IndexMeta } from './index-handle.js';
-import type { DocChange, PreparedIndexUpdate } from './search-index.js';
-import { applySettingsPatch } from './settings/apply.js';
-import { Yielder } from './index/yielder.js';
-
-export interface BatchTask {
-  uid: number;
-  type: string;
-  indexUid: string | null;
-  params: TaskParams;
-  details: Record<string, unknown> | null;
-  /** Parsed documents of an addition or update. */
-  documents?: Doc[];
-}
-
-export interface TaskOutcome {
-  status: 'succeeded' | 'failed';
-  details: Record<string, unknown> | null;
-  error: ErrorBody | null;
-}
-
-export interface ProcessedBatch {
-  outcomes: Map<number, TaskOutcome>;
-  /** Puts every change of the batch into one write batch (giving the event loop turns). */
-  write(wb: WriteBatch): void | Promise<void>;
-  /** Makes the changes visible; call once the write batch is committed. */
-  publish(): void;
-}
+import { ApiError, toErrorBody } from '../../errors/api-error.js';
+import { encodeUint } from '../../store/keys.js';
+import { processIndexTask } from './index-lifecycle.js';
+import { filterDocids } from '../facets/index.js';
+import { parseRequiredFilter } from '../filter/filter-tree.js';
+import type { BatchTask, IndexOperation, ProcessedBatch, TaskOutcome } from './types.js';
+import type { Doc } from '../documents/primary-key.js';
+import { extractDocumentId, inferPrimaryKey } from '../documents/primary-key.js';
+import { Engine, indexNotFound } from '../engine.js';
+import { INDEX_UIDS, IndexHandle, type IndexMeta } from '../indexes/index-handle.js';
+import type { DocChange, PreparedIndexUpdate } from '../structures/search-index.js';
+import { applySettingsPatch } from '../settings/apply.js';
+import { Yielder } from '../fulltext/yielder.js';
 
 function succeeded(details: Record<string, unknown> | null): TaskOutcome {
   return { status: 'succeeded', details, error: null };
@@ -108,7 +83,9 @@ class DocState {
   }
 }
 
-async function applyDocuments(st: DocState, p: Extract<TaskParams, { op: 'documents' }>, docs: Doc[]): Promise<number> {
+async function applyDocuments(st: DocState, p: Extract<IndexOperation, { op: 'documents' }>, docs: Doc[]): Promise<number> {
+  // No document: nothing to infer a primary key from, and nothing to do (the reference succeeds).
+  if (docs.length === 0 && p.primaryKey === null) return 0;
   if (st.primaryKey === null) {
     st.primaryKey = p.primaryKey ?? inferPrimaryKey(docs[0]);
   } else if (p.primaryKey !== null && p.primaryKey !== st.primaryKey) {
@@ -126,7 +103,7 @@ async function applyDocuments(st: DocState, p: Extract<TaskParams, { op: 'docume
     let docid = st.lookup(id);
     let doc = docs[i]!;
     if (docid === undefined) {
-      if (p.method === 'update' && p.skipCreation) continue;
+      if (p.skipCreation) continue;
       docid = st.nextDocid++;
       st.ext.set(id, docid);
     } else if (p.method === 'update') {
@@ -203,7 +180,7 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
         if (t !== tasks[0]) throw new Error('a deletion by filter must come first in its batch');
         // Never "every document" by default: a filter that says nothing fails the task.
         parseRequiredFilter(p.filter, { code: 'invalid_document_filter', containsFilter: true });
-        const docids = existing ? [...(await documentFilterDocids(engine, existing, p.filter))] : [];
+        const docids = existing ? [...(filterDocids(existing, p.filter, { code: 'invalid_document_filter', containsFilter: true }) ?? [])] : [];
         const idsOf = new Map<number, string>();
         const wanted = new Set(docids);
         const lookupIds = (m: Map<string, number | null> | Map<string, number>) => {

@@ -3,7 +3,7 @@
 // so a batch never shows half-applied.
 
 import type { Doc } from '../documents/primary-key.js';
-import type { DocChange } from '../search-index.js';
+import type { DocChange } from '../structures/search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { Tokenizer } from '../tokenizer/index.js';
 import { extractRecord, fieldWordCount, Slab, type DocRecord } from './doc-record.js';

@@ -1,8 +1,8 @@
-import { ApiError, toErrorBody } from '../errors/api-error.js';
-import { encodeUint } from '../store/keys.js';
-import type { BatchTask, ProcessedBatch, TaskOutcome } from './batch-processor.js';
-import { Engine, indexNotFound } from './engine.js';
-import { INDEX_UIDS, type IndexHandle } from './index-handle.js';
+import { ApiError, toErrorBody } from '../../errors/api-error.js';
+import { encodeUint } from '../../store/keys.js';
+import type { BatchTask, ProcessedBatch, TaskOutcome } from './types.js';
+import { Engine, indexNotFound } from '../engine.js';
+import { INDEX_UIDS, type IndexHandle } from '../indexes/index-handle.js';
 
 function single(t: BatchTask, outcome: TaskOutcome, write: ProcessedBatch['write'] = () => {}, publish = () => {}): ProcessedBatch {
   return { outcomes: new Map([[t.uid, outcome]]), write, publish };

@@ -1,5 +1,5 @@
-import type { WriteBatch } from '../store/kv.js';
-import type { Doc } from './documents/primary-key.js';
+import type { WriteBatch } from '../../store/kv.js';
+import type { Doc } from '../documents/primary-key.js';
 import type {
   DocChange,
   PrepareOptions,
@@ -9,7 +9,7 @@ import type {
   SearchIndexContext,
   SearchIndexFactory,
 } from './search-index.js';
-import type { IndexSettings } from './settings/settings.js';
+import type { IndexSettings } from '../settings/settings.js';
 
 /**
  * Several independent structures of one index (full-text postings, facet values, vectors ...)

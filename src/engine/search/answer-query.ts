@@ -6,26 +6,22 @@ import { ApiError } from '../../errors/api-error.js';
 import { uuidv7 } from '../../util/uuid.js';
 import type { Doc } from '../documents/primary-key.js';
 import { projectFields } from '../documents/project.js';
-import { CompositeIndex } from '../composite-index.js';
 import type { Engine } from '../engine.js';
 import {
-  checkDistinctAttribute, checkFacetNames, checkSortable, facetDistribution, FACETS_PART, facetStateOf, filterMask, geoDistance, parseSort as parseFacetSort,
-  searchSortCriterion, setQueryCandidates,
+  checkDistinctAttribute, checkSortable, facetDistribution, facetStateOf, filterMask, geoDistance, parseSort, searchSortCriterion,
+  type FacetsResult,
 } from '../facets/index.js';
-import type { IndexHandle } from '../index-handle.js';
-import type { IndexState } from '../index/index-state.js';
-import { distinctKeys } from '../index/field-values.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
+import type { IndexState } from '../fulltext/index-state.js';
+import { distinctKeys } from '../fulltext/field-values.js';
 import { semanticRules } from '../ranking/rules.js';
-import { searchStateOf } from '../index/trine-search-index.js';
+import { searchStateOf } from '../fulltext/fulltext-index.js';
 import { HitFormatter } from '../format/format-hit.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { SemanticPlan } from '../vector/hybrid-search.js';
 import { documentVectors } from '../vector/semantic-search.js';
-import { checkAttributesToSearchOn, executeSearch, sortContext, type RankedHit } from './execute.js';
-import { computeFacets, type FacetOutput } from './facet-hook.js';
-import { checkFilterShape, resolveSearchFilter } from './filter-hook.js';
+import { checkAttributesToSearchOn, executeSearch, sortContext, type RankedHit } from './rank-query.js';
 import type { MatchingStrategy } from './levels.js';
-import { checkDistinct, checkFacets, checkSort, parseSort, type ParsedSort } from './validate.js';
 
 export const DEFAULT_LIMIT = 20;
 export const DEFAULT_CROP_LENGTH = 10;
@@ -99,8 +95,16 @@ export interface Window {
   hitsPerPage: number;
 }
 
+/** The pagination parameters of a search (or of a federated search). */
+export interface Pagination {
+  offset?: number;
+  limit?: number;
+  page?: number;
+  hitsPerPage?: number;
+}
+
 /** The reference's pagination arithmetic (see api-facts §1.7.1). */
-export function searchWindow(q: SearchQuery, maxTotalHits: number): Window {
+export function searchWindow(q: Pagination, maxTotalHits: number): Window {
   const finite = q.page !== undefined || q.hitsPerPage !== undefined;
   if (finite) {
     const hitsPerPage = q.hitsPerPage ?? DEFAULT_LIMIT;
@@ -115,13 +119,21 @@ export function searchWindow(q: SearchQuery, maxTotalHits: number): Window {
   return { offset, limit, finite, page: 1, hitsPerPage: 0 };
 }
 
+/** How an answer tells its pagination: page counts in finite mode, an estimate otherwise. */
+export function paginationFields(w: Window, q: Pagination, total: number): Record<string, number> {
+  if (w.finite) {
+    return { hitsPerPage: w.hitsPerPage, page: w.page, totalPages: w.hitsPerPage === 0 ? 0 : Math.ceil(total / w.hitsPerPage), totalHits: total };
+  }
+  return { limit: q.limit ?? DEFAULT_LIMIT, offset: q.offset ?? 0, estimatedTotalHits: total };
+}
+
 export interface SearchRun {
   settings: IndexSettings;
   hits: Doc[];
   ranked: RankedHit[];
   /** Candidates before the maxTotalHits cap. */
   candidates: number;
-  facets: FacetOutput | null;
+  facets: FacetsResult | null;
   universe: Uint32Array;
   primaryKey: string | null;
   /** Set for semantic and hybrid searches. */
@@ -135,23 +147,9 @@ export interface SearchOptions {
   indexPrefix?: boolean;
 }
 
-function facetPart(handle: IndexHandle): boolean {
-  if (!(handle.search instanceof CompositeIndex)) return false;
-  return handle.search.part(FACETS_PART) !== undefined;
-}
-
-/** Documents the filter keeps, by the facet index when the node has one. */
-async function allowedDocs(handle: IndexHandle, state: IndexState, filter: unknown, opts: SearchOptions): Promise<Uint8Array | null> {
-  if (facetPart(handle)) {
-    return filterMask(handle, filter, { code: 'invalid_search_filter', containsFilter: opts.containsFilter ?? false, indexPrefix: opts.indexPrefix ?? false }, state.records.length + 1);
-  }
-  checkFilterShape(filter);
-  try {
-    return await resolveSearchFilter({ state, settings: state.settings, filter });
-  } catch (e) {
-    if (e instanceof ApiError && e.message.startsWith('Attribute `')) throw indexScoped(e);
-    throw e;
-  }
+/** Documents the filter keeps, as a mask by docid; null when it keeps every document. */
+function allowedDocs(handle: IndexHandle, state: IndexState, filter: unknown, opts: SearchOptions): Uint8Array | null {
+  return filterMask(handle, filter, { code: 'invalid_search_filter', containsFilter: opts.containsFilter ?? false, indexPrefix: opts.indexPrefix ?? false }, state.records.length + 1);
 }
 
 /** Ranks, fetches and formats; `window` picks the hits (a federated search asks for more). */
@@ -166,29 +164,16 @@ export async function runSearch(
   const state = searchStateOf(handle);
   if (!state) throw new ApiError('internal', 'This node keeps no search structures.');
   const settings = state.settings;
-  const withFacetIndex = facetPart(handle);
-  let sort: ParsedSort[];
-  if (withFacetIndex) {
-    const criteria = parseFacetSort(q.sort ?? []);
-    scoped(() => checkSortable(criteria, settings, 'invalid_search_sort', true));
-    sort = criteria.map((c) => searchSortCriterion(handle, c));
-  } else {
-    sort = parseSort(q.sort ?? []);
-    scoped(() => checkSort(sort, settings));
-  }
+  const criteria = parseSort(q.sort ?? []);
+  scoped(() => checkSortable(criteria, settings, 'invalid_search_sort', true));
+  const sort = criteria.map((c) => searchSortCriterion(handle, c));
   if (q.distinct !== undefined && q.distinct !== null) {
     const distinct = q.distinct;
-    scoped(() => (withFacetIndex ? checkDistinctAttribute(distinct, settings) : checkDistinct(distinct, settings)));
+    scoped(() => checkDistinctAttribute(distinct, settings));
   }
-  let facets: string[] | null = null;
-  if (q.facets) {
-    if (withFacetIndex) {
-      checkFacetNames(q.facets, settings.filterableAttributes);
-      facets = q.facets;
-    } else facets = checkFacets(q.facets, settings);
-  }
+  const facets = q.facets ?? null;
   scoped(() => checkAttributesToSearchOn(state, settings, q.attributesToSearchOn ?? null));
-  const allowed = await allowedDocs(handle, state, q.filter, opts);
+  const allowed = allowedDocs(handle, state, q.filter, opts);
   const threshold = q.rankingScoreThreshold ?? null;
   const maxTotalHits = settings.pagination.maxTotalHits;
   const wantScores = !!(q.showRankingScore || q.showRankingScoreDetails || window.scores);
@@ -209,12 +194,12 @@ export async function runSearch(
     allowed,
     exhaustiveCount: window.exhaustive,
     scores: wantScores || ai !== null,
-  });
+  }, engine.scratch);
   if (ai) {
     const distinctAttr = q.distinct ?? settings.distinctAttribute ?? null;
     const ordering = {
       distinct: distinctAttr ? (d: number) => distinctKeys(state.records[d], distinctAttr) : null,
-      order: { ...semanticRules(settings.rankingRules, sort), ctx: sortContext(state) },
+      order: { ...semanticRules(settings.rankingRules, sort), ctx: sortContext(state, engine.scratch) },
     };
     outcome = { ...outcome, ...(await ai.merge(outcome, window, allowed, threshold, ordering)) };
   }
@@ -257,12 +242,7 @@ export async function runSearch(
     const docOf = new Map(outcome.hits.map((r, i) => [r.docid, docs[i]]));
     for (const [i, hit] of hits.entries()) hit['_vectors'] = await documentVectors(handle, ranked[i]!.docid, docOf.get(ranked[i]!.docid) ?? {});
   }
-  let facetOut: FacetOutput | null = null;
-  if (facets) {
-    facetOut = withFacetIndex
-      ? facetDistribution(handle, outcome.universe, facets)
-      : computeFacets({ state, settings, facets, candidates: outcome.universe });
-  }
+  const facetOut = facets ? facetDistribution(handle, outcome.universe, facets) : null;
   return {
     settings,
     hits,
@@ -290,17 +270,8 @@ export async function performSearch(
   const total = Math.min(run.candidates, maxTotalHits);
   const out: Record<string, unknown> = { hits: run.hits, query: q.q ?? '' };
   if (run.semantic?.queryVector && q.retrieveVectors) out['queryVector'] = Array.from(run.semantic.queryVector);
-  out['processingTimeMs'] = Math.round(performance.now() - started);
-  if (w.finite) {
-    out['hitsPerPage'] = w.hitsPerPage;
-    out['page'] = w.page;
-    out['totalPages'] = w.hitsPerPage === 0 ? 0 : Math.ceil(total / w.hitsPerPage);
-    out['totalHits'] = total;
-  } else {
-    out['limit'] = q.limit ?? DEFAULT_LIMIT;
-    out['offset'] = q.offset ?? 0;
-    out['estimatedTotalHits'] = total;
-  }
+  out['processingTimeMs'] = Math.floor(performance.now() - started);
+  Object.assign(out, paginationFields(w, q, total));
   if (run.facets) {
     out['facetDistribution'] = run.facets.facetDistribution;
     out['facetStats'] = run.facets.facetStats;
@@ -309,28 +280,4 @@ export async function performSearch(
   if (opts.includeMetadata) out['metadata'] = { queryUid: uuidv7(), indexUid: uid, primaryKey: run.primaryKey };
   if (run.semantic) out['semanticHitCount'] = run.semantic.hitCount;
   return out;
-}
-
-/** Lets facet search narrow its candidates by `q` with this search core. */
-export function installQueryCandidates(): void {
-  setQueryCandidates((h, input) => {
-    const state = searchStateOf(h);
-    if (!state) return null;
-    const out = executeSearch(state, state.settings, {
-      q: input.q,
-      offset: 0,
-      limit: 0,
-      evaluate: 0,
-      matchingStrategy: input.matchingStrategy,
-      attributesToSearchOn: input.attributesToSearchOn,
-      sort: [],
-      distinct: null,
-      rankingScoreThreshold: null,
-      locales: input.locales,
-      allowed: null,
-      exhaustiveCount: false,
-      scores: false,
-    });
-    return out.universe;
-  });
 }

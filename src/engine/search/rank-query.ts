@@ -3,9 +3,9 @@
 // the hits. Synchronous from start to end, so the state cannot change under it.
 
 import { ApiError } from '../../errors/api-error.js';
-import { distinctKeys } from '../index/field-values.js';
-import { isPathOrChild } from '../index/field-table.js';
-import type { IndexState } from '../index/index-state.js';
+import { distinctKeys } from '../fulltext/field-values.js';
+import { isPathOrChild } from '../fulltext/field-table.js';
+import type { IndexState } from '../fulltext/index-state.js';
 import { globalScore, type Rank } from '../ranking/rank.js';
 import type { RankingContext } from '../ranking/rule.js';
 import { rankingRules, type SortCriterion } from '../ranking/rules.js';
@@ -18,7 +18,7 @@ import { OccurrenceFinder, type DocOccurrences } from './occurrences.js';
 import { bulkPairCosts, MAX_PAIR_COST } from './pair-proximity.js';
 import { phrasePosting, wordPosting } from './phrase.js';
 import { parseQuery, type QueryTerm } from './query-parser.js';
-import { resetScratch } from './scratch.js';
+import type { SearchScratch } from './scratch.js';
 
 export const DEFAULT_SEARCH_CUTOFF_MS = 1500;
 const WORDS_LIMIT = 10;
@@ -111,19 +111,13 @@ function filterUniverse(docids: Uint32Array, excluded: Uint8Array | null): Uint3
 const NO_LEVEL = 255;
 /** From this many documents on, pair proximities come from the posting lists. */
 const BULK_PAIR_DOCS = 1024;
-let levelPool = new Uint8Array(0);
-
-function acquireLevelIndex(n: number): Uint8Array {
-  if (levelPool.length < n) levelPool = new Uint8Array(Math.ceil(n * 1.25) + 64).fill(NO_LEVEL);
-  return levelPool;
-}
-
 class Context implements RankingContext {
   private readonly levelCache = new Map<number, Level | null>();
   private readonly memos = new Map<string, unknown>();
   finder: OccurrenceFinder | null = null;
 
   constructor(
+    readonly scratch: SearchScratch,
     readonly state: IndexState,
     readonly units: readonly Unit[],
     readonly levels: readonly Level[],
@@ -175,7 +169,7 @@ class Context implements RankingContext {
     const t = this.table!;
     const docs = t.docs;
     if (this.single >= 0) return docs;
-    const idx = acquireLevelIndex(this.state.records.length + 1);
+    const idx = this.scratch.levelIndex(this.state.records.length + 1, NO_LEVEL);
     this.levelIdx = idx;
     const out = new Uint32Array(docs.length);
     let n = 0;
@@ -247,11 +241,11 @@ class Context implements RankingContext {
 }
 
 /** A context for the sort rules alone (no query terms), e.g. to order semantic hits. */
-export function sortContext(state: IndexState): RankingContext {
-  return new Context(state, [], [], null, 0, false, 0);
+export function sortContext(state: IndexState, scratch: SearchScratch): RankingContext {
+  return new Context(scratch, state, [], [], null, 0, false, 0);
 }
 
-export function executeSearch(state: IndexState, settings: IndexSettings, req: SearchRequest): SearchOutcome {
+export function executeSearch(state: IndexState, settings: IndexSettings, req: SearchRequest, scratch: SearchScratch): SearchOutcome {
   const started = performance.now();
   const deadline = started + (settings.searchCutoffMs ?? DEFAULT_SEARCH_CUTOFF_MS);
   const tokens = req.q ? state.tokenizer.tokenize(req.q, req.locales ? { locales: req.locales } : undefined) : [];
@@ -264,7 +258,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
     let universe: Uint32Array;
     let units: Unit[] = [];
     if (terms.length === 0) {
-      ctx = new Context(state, [], [], null, 0, false, 0);
+      ctx = new Context(scratch, state, [], [], null, 0, false, 0);
       universe = filterUniverse(state.docids, excluded);
     } else {
       const typo = settings.typoTolerance;
@@ -278,7 +272,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
       const exactFields = new Uint8Array(weights.length);
       for (let f = 0; f < weights.length; f++) if (state.rules.isExact(f)) exactFields[f] = 1;
       const anchored = req.matchingStrategy === 'all' || (req.matchingStrategy === 'last' && terms.every((x) => x.kind === 'word'));
-      table = new MatchTable(state, units, { weights, exactFields, excluded, anchored }, units.length === 1);
+      table = new MatchTable(state, units, { weights, exactFields, excluded, anchored }, units.length === 1, scratch);
       const t = table;
       const termUnits = terms.map((_, i) => units.find((u) => u.start === i && u.end === i)!);
       const freq = (i: number): number => {
@@ -290,7 +284,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
       const levels = buildLevels(terms, units, removalOrder(terms, req.matchingStrategy, freq));
       const phraseWords = terms.reduce((n, term) => n + (term.kind === 'phrase' ? term.words.filter((w) => w !== null).length : 0), 0);
       const maxMatchingWords = phraseWords > 0 ? phraseWords + terms.filter((x) => x.kind === 'word').length : terms.length;
-      ctx = new Context(state, units, levels, table, state.rules.maxWeight, settings.proximityPrecision === 'byAttribute', maxMatchingWords);
+      ctx = new Context(scratch, state, units, levels, table, state.rules.maxWeight, settings.proximityPrecision === 'byAttribute', maxMatchingWords);
       const c = ctx;
       universe = c.candidates();
     }
@@ -348,6 +342,6 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
   } finally {
     ctx?.release();
     table?.release();
-    resetScratch();
+    scratch.reset();
   }
 }

@@ -110,7 +110,14 @@ export class FieldRules {
   }
 
   private compute(fid: number): void {
-    const path = this.names.names[fid]!;
+    const path = this.names.names[fid];
+    // A field id no document has yet (tables are sized for at least one field): not searchable.
+    if (path === undefined) {
+      this.weights[fid] = -1;
+      this.exact[fid] = false;
+      this.locales[fid] = null;
+      return;
+    }
     let weight = -1;
     if (this.wildcard) weight = 0;
     else {
@@ -156,7 +163,8 @@ export class FieldRules {
 
   /** Weights of every known field as a table (-1 for non-searchable ones). */
   weightTable(): Int32Array {
-    const out = new Int32Array(Math.max(1, this.names.size));
+    // At least one slot, none searchable until a document names a field.
+    const out = new Int32Array(Math.max(1, this.names.size)).fill(-1);
     for (let f = 0; f < this.names.size; f++) out[f] = this.weight(f);
     return out;
   }

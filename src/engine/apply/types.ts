@@ -1,0 +1,50 @@
+// What applying a batch takes and gives. The engine declares its own operations: the task
+// layer wraps them with what only tasks have (cancelations, deletions of tasks, backups).
+
+import type { ErrorBody } from '../../errors/api-error.js';
+import type { WriteBatch } from '../../store/kv.js';
+import type { Doc } from '../documents/primary-key.js';
+
+/** One change an index operation makes, as the engine carries it out. */
+export type IndexOperation =
+  /** `createIndex: false`: the requester may not create indexes, so a missing index fails the operation. */
+  | { op: 'documents'; method: 'replace' | 'update'; primaryKey: string | null; skipCreation?: boolean; createIndex?: false }
+  | { op: 'deleteIds'; ids: string[] }
+  | { op: 'deleteFilter'; filter: unknown }
+  | { op: 'clear' }
+  | { op: 'settings'; settings: Record<string, unknown>; createIndex?: false }
+  | { op: 'createIndex'; primaryKey: string | null }
+  | { op: 'updateIndex'; primaryKey: string | null | undefined; newUid: string | null }
+  | { op: 'deleteIndex' }
+  | { op: 'swap'; swaps: { indexes: [string, string]; rename: boolean }[] };
+
+/** An operation in a batch, with the task it comes from. */
+export interface BatchTask {
+  uid: number;
+  type: string;
+  indexUid: string | null;
+  params: IndexOperation;
+  details: Record<string, unknown> | null;
+  /** Parsed documents of an addition or update. */
+  documents?: Doc[];
+}
+
+export interface TaskOutcome {
+  status: 'succeeded' | 'failed';
+  details: Record<string, unknown> | null;
+  error: ErrorBody | null;
+}
+
+export interface ProcessedBatch {
+  outcomes: Map<number, TaskOutcome>;
+  /** Puts every change of the batch into one write batch (giving the event loop turns). */
+  write(wb: WriteBatch): void | Promise<void>;
+  /** Makes the changes visible; call once the write batch is committed. */
+  publish(): void;
+}
+
+/**
+ * Thrown by a step that must stop before finishing its batch (the node is closing, or a
+ * snapshot is about to replace the state): the batch stays pending and runs again later.
+ */
+export class BatchAborted extends Error {}

@@ -1,0 +1,58 @@
+// Documents as the documents routes show them: a page in docid order (or in the order of
+// `sort`), restricted to some ids and to what a filter keeps, each projected on `fields`, with
+// `_vectors` only when asked for.
+
+import type { Engine } from '../engine.js';
+import { checkSortable, filterDocids, parseSort, rejoinGeoPoints, sortedDocids } from '../facets/index.js';
+import type { IndexHandle } from '../indexes/index-handle.js';
+import { retrievedVectors } from '../vector/semantic-search.js';
+import type { Doc } from './primary-key.js';
+import { projectFields } from './project.js';
+
+export interface DocumentsQuery {
+  offset?: number;
+  limit?: number;
+  fields?: string[] | null;
+  retrieveVectors?: boolean;
+  ids?: string[] | null;
+  filter?: unknown;
+  sort?: string[] | null;
+}
+
+export interface DocumentsPage {
+  results: Doc[];
+  offset: number;
+  limit: number;
+  total: number;
+}
+
+/** `_vectors` stays hidden unless asked for, and then shows every embedder's embeddings; `fields` selects what is shown. */
+export async function presentDocument(h: IndexHandle, doc: Doc, fields: string[] | null | undefined, retrieveVectors: boolean | undefined): Promise<Doc> {
+  const out = { ...projectFields(doc, fields) };
+  delete out['_vectors'];
+  if (retrieveVectors) out['_vectors'] = await retrievedVectors(h, doc);
+  return out;
+}
+
+export async function listDocuments(engine: Engine, uid: string, p: DocumentsQuery, opts: { containsFilter: boolean }): Promise<DocumentsPage> {
+  const h = engine.getIndex(uid);
+  const offset = p.offset ?? 0;
+  const limit = p.limit ?? 20;
+  const criteria = p.sort && p.sort.length > 0 ? parseSort(rejoinGeoPoints(p.sort), 'invalid_document_sort') : null;
+  if (criteria) checkSortable(criteria, h.meta.settings, 'invalid_document_sort', false);
+  let docids: number[] | null = p.ids ? engine.docidsOf(h, p.ids) : null;
+  const matched = filterDocids(h, p.filter ?? null, { code: 'invalid_document_filter', containsFilter: opts.containsFilter });
+  if (matched) {
+    const kept = new Set(matched);
+    docids = docids ? docids.filter((d) => kept.has(d)) : [...matched];
+  }
+  const present = (docs: Doc[]) => Promise.all(docs.map((d) => presentDocument(h, d, p.fields, p.retrieveVectors)));
+  if (criteria) {
+    const order = sortedDocids(h, criteria, docids, offset + limit).slice(offset);
+    const docs = await engine.readDocs(engine.store, h, order);
+    const total = docids ? new Set(docids).size : h.meta.docCount;
+    return { results: await present(docs.filter((d): d is Doc => d !== null)), offset, limit, total };
+  }
+  const { results, total } = await engine.listDocuments(uid, { offset, limit, docids });
+  return { results: await present(results), offset, limit, total };
+}
