@@ -9,13 +9,15 @@
 //      clients: searches when the server has the search route, document reads otherwise.
 // BENCH_DOCS limits the corpus, BENCH_KILLS the kills, BENCH_READ_SECONDS the read phases
 // (BENCH_READ_CLIENTS concurrent clients, 48 by default: enough to keep three nodes busy);
-// BENCH_PHASES picks phases among import,writes,failover,reads (all by default).
+// BENCH_PHASES picks phases among import,writes,failover,reads and those of cluster-costs.ts:
+// overhead,pinned,readcpu,importload (all by default).
 
 import { Agent, request } from 'node:http';
 import { rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { TestCluster } from '../helpers/cluster.js';
 import { startHaproxy, type Balancer } from '../helpers/haproxy.js';
+import { benchImportLoad, benchOverhead, benchPinned, benchReadCpu } from './cluster-costs.js';
 import { freePort, spawnNode, tempDir, type NodeProcess } from '../helpers/node.js';
 import { loadSynsets, pick, rng, type SynsetDoc } from './wordnet.js';
 
@@ -296,8 +298,12 @@ export async function runClusterBench(): Promise<void> {
   console.log(`machine: ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at start`);
   const all = loadSynsets();
   const docs = Number.isFinite(DOCS) ? all.slice(0, DOCS) : all;
-  const phases = new Set((process.env['BENCH_PHASES'] ?? 'import,writes,failover,reads').split(','));
+  const phases = new Set((process.env['BENCH_PHASES'] ?? 'import,writes,failover,reads,overhead,pinned,readcpu,importload').split(','));
   if (phases.has('import')) await benchImport(docs);
+  if (phases.has('overhead')) await benchOverhead(docs);
+  if (phases.has('pinned')) await benchPinned(docs);
+  if (phases.has('readcpu')) await benchReadCpu(docs);
+  if (phases.has('importload')) await benchImportLoad();
   if (phases.has('writes')) await benchFollowerWrites();
   if (phases.has('failover')) await benchFailover();
   if (phases.has('reads')) await benchReads(docs);

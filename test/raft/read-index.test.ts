@@ -29,6 +29,28 @@ describe('read index', () => {
     expect(c.node('n3').appliedIndex).toBeGreaterThanOrEqual(index);
   });
 
+  it('answers a voter of a cluster of three at once: the leader and the asker are a quorum', () => {
+    const c = new TestCluster(['n1', 'n2', 'n3']);
+    c.campaign('n1');
+    const { index } = c.propose('n1', 'a');
+    c.delivered = [];
+    c.node('n2').rn.readIndex(1);
+    c.stabilize();
+    expect(c.node('n2').readStates).toEqual([{ ctx: 1, index }]);
+    expect(c.delivered.map((m) => m.type)).toEqual(['readIndex', 'readIndexResp']);
+  });
+
+  it('needs one more confirmation in a cluster of five', () => {
+    const c = new TestCluster(['n1', 'n2', 'n3', 'n4', 'n5']);
+    c.campaign('n1');
+    const { index } = c.propose('n1', 'a');
+    c.delivered = [];
+    c.node('n2').rn.readIndex(1);
+    c.stabilize();
+    expect(c.node('n2').readStates).toEqual([{ ctx: 1, index }]);
+    expect(c.delivered.some((m) => m.type === 'heartbeat' && m.ctx > 0)).toBe(true);
+  });
+
   it('groups the requests that arrive before the heartbeats leave into one round', () => {
     const c = new TestCluster(['n1', 'n2', 'n3']);
     c.campaign('n1');

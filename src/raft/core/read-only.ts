@@ -6,7 +6,9 @@
 // whose thread stalled cannot answer from a lease it no longer holds.
 //
 // Requests are grouped in rounds: one heartbeat broadcast confirms every request
-// that joined its round before the heartbeats left (see `seal`).
+// that joined its round before the heartbeats left (see `seal`). A voter's own
+// request counts as its confirmation: in a cluster of three, a follower's request
+// is answered without a round (see leaderReadIndex).
 
 import type { Raft } from './raft.js';
 import type { NodeId } from './types.js';
