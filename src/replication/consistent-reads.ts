@@ -26,9 +26,12 @@ export class ConsistentReads {
     readonly timeoutMs: number,
   ) {}
 
-  /** Resolves once a read here is consistent; throws a 503 `consistent_read_timeout` past the bound. */
-  async ready(): Promise<void> {
-    if (this.mode === 'stale' || this.s.replicator.alone()) return;
+  /**
+   * Resolves once a read here is consistent (unless `mode`, or the node's default, is stale);
+   * throws a 503 `consistent_read_timeout` past the bound.
+   */
+  async ready(mode: ReadConsistency = this.mode): Promise<void> {
+    if (mode === 'stale' || this.s.replicator.alone()) return;
     const started = performance.now();
     const reason = await this.wait(started + this.timeoutMs);
     const seconds = (performance.now() - started) / 1000;

@@ -54,6 +54,12 @@ describe('network partitions', () => {
       const read = await fetch(`${c.url(cut)}/indexes/part/documents/before`);
       expect(read.status).toBe(503);
       expect(await read.json()).toMatchObject({ code: 'consistent_read_timeout', type: 'system' });
+      // A client that accepts old data says so for its request.
+      const local = await fetch(`${c.url(cut)}/indexes/part/documents/before`, { headers: { 'Trine-Read-Consistency': 'stale' } });
+      expect(local.status).toBe(200);
+      const bad = await fetch(`${c.url(cut)}/indexes/part/documents/before`, { headers: { 'Trine-Read-Consistency': 'sometimes' } });
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toMatchObject({ code: 'invalid_header_value' });
       const health = await fetch(`${c.url(cut)}/cluster/health`);
       expect(health.status).toBe(503);
       expect(((await health.json()) as { message: string; code: string })).toMatchObject({ code: 'node_not_ready', message: expect.stringMatching(/cannot reach a quorum/) });

@@ -7,6 +7,8 @@ import { s } from '../schema.js';
 
 /** Read-your-writes across nodes: answer only once this node has processed the given task. */
 export const WAIT_FOR_TASK_HEADER = 'trine-wait-for-task';
+/** Overrides --read-consistency for one request: `consistent` or `stale`. */
+export const READ_CONSISTENCY_HEADER = 'trine-read-consistency';
 /** How long to wait for it, in milliseconds (default and cap below). */
 export const WAIT_TIMEOUT_HEADER = 'trine-wait-timeout';
 const DEFAULT_WAIT_MS = 5_000;
@@ -98,7 +100,12 @@ export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
   // Read your writes on any node: a read first reflects every write the cluster reported done.
   // After authentication (an onRequest hook), so that only allowed requests may wait.
   app.addHook('preHandler', async (req) => {
-    if (readsReplicatedState(req)) await ctx.reads.ready();
+    if (!readsReplicatedState(req)) return;
+    const asked = headerValue(req, READ_CONSISTENCY_HEADER);
+    if (asked !== undefined && asked !== 'consistent' && asked !== 'stale') {
+      throw new ApiError('invalid_header_value', `The \`Trine-Read-Consistency\` header must be \`consistent\` or \`stale\`, not \`${asked}\`.`);
+    }
+    await ctx.reads.ready(asked);
   });
 
   app.addHook('preHandler', async (req) => {
