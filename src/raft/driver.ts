@@ -84,6 +84,19 @@ export class RaftDriver extends EventEmitter<DriverEvents> {
     this.schedule();
   }
 
+  /**
+   * While a Ready is being written (a large append's fsync, applying a batch of entries), what
+   * depends on no write leaves at once instead of waiting for the loop (see RawNode.takeUrgent).
+   */
+  private schedule(): void {
+    if (this.running && !this.stopped) {
+      const { messages, readStates } = this.node.takeUrgent();
+      if (messages.length > 0) this.transport.send(messages);
+      for (const s of readStates) this.emit('readState', s);
+    }
+    this.scheduleLoop();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
@@ -163,7 +176,7 @@ export class RaftDriver extends EventEmitter<DriverEvents> {
     this.schedule();
   }
 
-  schedule(): void {
+  private scheduleLoop(): void {
     if (this.scheduled || this.stopped) return;
     this.scheduled = true;
     // The loop serves no request, even when a request's proposal is what woke it up.

@@ -195,6 +195,25 @@ export class RawNode {
     this.raft.readIndex(ctx);
   }
 
+  /**
+   * Takes out, ahead of the next Ready, what depends on nothing being persisted: heartbeats
+   * and their answers, read index requests and answers, and read states. The driver sends them
+   * while it is still writing the previous Ready, so that a slow disk delays neither the
+   * leader's heartbeats nor reads. (A heartbeat's answer vouches for no log entry, and a term
+   * it carries before it is durable changes no vote: see read-only.ts.)
+   */
+  takeUrgent(): { messages: Message[]; readStates: ReadState[] } {
+    const r = this.raft;
+    const urgent = (m: Message) => m.type === 'heartbeat' || m.type === 'heartbeatResp' || m.type === 'readIndex' || m.type === 'readIndexResp';
+    const messages = r.msgs.filter(urgent);
+    if (messages.length > 0) r.msgs = r.msgs.filter((m) => !urgent(m));
+    const readStates = r.readStates;
+    r.readStates = [];
+    // The open read round's heartbeats are leaving now.
+    if (messages.some((m) => m.type === 'heartbeat')) r.readOnly.seal();
+    return { messages, readStates };
+  }
+
   /** Whether a Ready is waiting. False while one is handed out and not advanced. */
   hasReady(): boolean {
     if (this.pending) return false;

@@ -255,6 +255,12 @@ export class Simulation {
 
   /** After any step: check election safety and queue a Ready pass after an fsync delay. */
   touched(node: SimNode): void {
+    // As the driver does while it writes a Ready: what depends on no write leaves at once.
+    if (node.outstanding) {
+      const { messages, readStates } = node.rn!.takeUrgent();
+      for (const m of messages) this.send(m);
+      this.answerReads(node, { readStates });
+    }
     const st = node.rn!.status();
     this.checker.checkRole(node.id, st.role, st.term);
     if (st.term > this.stats.maxTerm) this.stats.maxTerm = st.term;
@@ -407,7 +413,7 @@ export class Simulation {
   }
 
   /** Takes the node's new read indexes, then serves every read of it that it has applied far enough for. */
-  private answerReads(node: SimNode, rd: Ready): void {
+  private answerReads(node: SimNode, rd: Pick<Ready, 'readStates'>): void {
     for (const s of rd.readStates) {
       const read = this.reads.get(s.ctx);
       if (!read || read.node !== node.id || read.inc !== node.incarnation) continue;
