@@ -48,6 +48,28 @@ describe('documents', () => {
     expect(r.body).toMatchObject({ code: 'invalid_document_csv_delimiter' });
   });
 
+  it('words malformed payloads as the reference: what is wrong, at which line and column', async () => {
+    const json = await send('POST', '/indexes/dog/documents', '[{"id": 1}, {id: 2}]');
+    expect(json.status).toBe(400);
+    expect(json.body).toMatchObject({
+      code: 'malformed_payload',
+      message: "The `json` payload provided is malformed. `Couldn't serialize document value: key must be a string at line 1 column 14`.",
+    });
+    const ndjson = await send('PUT', '/indexes/dog/documents', '{"id": 1}\n{id: 2}', 'application/x-ndjson');
+    expect(ndjson.body['message']).toBe("The `ndjson` payload provided is malformed. `Couldn't serialize document value: key must be a string at line 1 column 2`.");
+    const notObjects = await send('POST', '/indexes/dog/documents', '[1, 2]');
+    expect(notObjects.body['message']).toBe("The `json` payload provided is malformed. `Couldn't serialize document value: data are neither an object nor a list of objects`.");
+    const search = await send('POST', '/indexes/dog/search', '{"q": }');
+    expect(search.body).toMatchObject({ code: 'malformed_payload', message: 'The json payload provided is malformed. `expected value at line 1 column 7`.' });
+    // A body of another type than the list delete-batch reads.
+    const batch = await send('POST', '/indexes/dog/documents/delete-batch', '"doggo"');
+    expect(batch.status).toBe(400);
+    expect(batch.body).toMatchObject({ code: 'bad_request', message: 'Json deserialize error: invalid type: string "doggo", expected a sequence at line 1 column 7' });
+    const map = await send('POST', '/indexes/dog/documents/delete-batch', '{"ids": [1]}');
+    expect(map.body['message']).toBe('Json deserialize error: invalid type: map, expected a sequence at line 1 column 0');
+    expect((await t.client.tasks.getTasks({ indexUids: ['dog'] })).results).toEqual([]);
+  });
+
   it('names the position of a bad id in documents/fetch and in the ids parameter', async () => {
     await t.client.index('ids').addDocuments([{ id: 1 }]).waitTask();
     const body = await send('POST', '/indexes/ids/documents/fetch', JSON.stringify({ ids: [1, 'not valid!'] }));
