@@ -59,6 +59,8 @@ describe('documents', () => {
     expect(ndjson.body['message']).toBe("The `ndjson` payload provided is malformed. `Couldn't serialize document value: key must be a string at line 1 column 2`.");
     const notObjects = await send('POST', '/indexes/dog/documents', '[1, 2]');
     expect(notObjects.body['message']).toBe("The `json` payload provided is malformed. `Couldn't serialize document value: data are neither an object nor a list of objects`.");
+    const huge = await send('POST', '/indexes/dog/documents', '[{"id": 1, "mass": 1e999}]');
+    expect(huge.body['message']).toBe("The `json` payload provided is malformed. `Couldn't serialize document value: number out of range at line 1 column 24`.");
     const search = await send('POST', '/indexes/dog/search', '{"q": }');
     expect(search.body).toMatchObject({ code: 'malformed_payload', message: 'The json payload provided is malformed. `expected value at line 1 column 7`.' });
     // A body of another type than the list delete-batch reads.
@@ -68,6 +70,20 @@ describe('documents', () => {
     const map = await send('POST', '/indexes/dog/documents/delete-batch', '{"ids": [1]}');
     expect(map.body['message']).toBe('Json deserialize error: invalid type: map, expected a sequence at line 1 column 0');
     expect((await t.client.tasks.getTasks({ indexUids: ['dog'] })).results).toEqual([]);
+  });
+
+  it('refuses integer ids beyond 2^53 with a message that says why, rather than merging two documents', async () => {
+    // 2^53 + 1 reads as 2^53: kept as they come, the two documents would become one.
+    const r = await send('POST', '/indexes/bigids/documents', '[{"id": 9007199254740993, "t": "a"}, {"id": 9007199254740992, "t": "b"}]');
+    expect(r.status).toBe(202);
+    const done = await task(r.body['taskUid'] as number);
+    expect(done.status).toBe('failed');
+    expect(done.error?.code).toBe('invalid_document_id');
+    expect(done.error?.message).toContain('must lie between -9007199254740991 and 9007199254740991 to be kept exactly');
+    expect(done.error?.message).toContain('Send larger identifiers as strings');
+    const asStrings = await send('POST', '/indexes/bigids/documents', '[{"id": "9007199254740993", "t": "a"}, {"id": "9007199254740992", "t": "b"}]');
+    expect((await task(asStrings.body['taskUid'] as number)).status).toBe('succeeded');
+    expect((await t.client.index('bigids').getDocuments()).total).toBe(2);
   });
 
   it('names the position of a bad id in documents/fetch and in the ids parameter', async () => {

@@ -27,12 +27,22 @@ function decode(format: PayloadFormat, body: Buffer): string {
 
 /** NDJSON positions count from each line, as the reference's parser reads one line at a time. */
 function parseJsonText(format: PayloadFormat, text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw undeserializable(format, jsonSyntaxError(text) ?? (e as Error).message);
   }
+  // JSON.parse reads a number beyond a double's range as Infinity (stored as null); the
+  // reference refuses it. Only a long exponent or a 309-digit number can be one.
+  if (MAYBE_OUT_OF_RANGE.test(text)) {
+    const error = jsonSyntaxError(text);
+    if (error !== null) throw undeserializable(format, error);
+  }
+  return value;
 }
+
+const MAYBE_OUT_OF_RANGE = /[eE][+]?\d{3}|\d{309}/;
 
 function asDocument(format: PayloadFormat, v: unknown): Doc {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
