@@ -20,10 +20,13 @@ export interface Grant {
   rules: SearchRules | null;
   /** Whether a write may create its index when it is missing (the `indexes.create` action). */
   mayCreateIndexes: boolean;
+  /** The key's actions, wildcards expanded; null for every action. */
+  actions: ReadonlySet<string> | null;
 }
 
-const OPEN: Grant = { keyIndexes: null, rules: null, mayCreateIndexes: true };
+const OPEN: Grant = { keyIndexes: null, rules: null, mayCreateIndexes: true, actions: null };
 const grants = new WeakMap<FastifyRequest, Grant>();
+const tokens = new WeakMap<FastifyRequest, string>();
 
 /**
  * Routes anyone may call, master key or not. The OpenAPI document is among them: it is
@@ -98,6 +101,7 @@ export async function authenticate(keys: KeyStore, token: string, action: string
     keyIndexes: key.indexes.includes('*') ? null : key.indexes,
     rules,
     mayCreateIndexes: keys.granted(key.uid).has('indexes.create'),
+    actions: keys.granted(key.uid),
   };
 }
 
@@ -126,6 +130,7 @@ export function authHook(keys: KeyStore) {
       token = header.slice(space + 1);
     }
     grants.set(req, await authenticate(keys, token, action, index));
+    tokens.set(req, token);
   };
 }
 
@@ -134,11 +139,25 @@ export function requestGrant(req: FastifyRequest): Grant {
   return grants.get(req) ?? OPEN;
 }
 
+/**
+ * Checks the request's token for another action on another index, as a route acting on the
+ * caller's behalf does (a chat completion searching an index the model chose).
+ */
+export function authenticateAs(req: FastifyRequest, keys: KeyStore, action: string, index: string): Promise<Grant> {
+  return authenticate(keys, tokens.get(req) ?? '', action, index);
+}
+
 /** Whether the token may touch `index`: its key's patterns, and its tenant token's if any. */
 export function isIndexAuthorized(req: FastifyRequest, index: string): boolean {
   const g = requestGrant(req);
   if (g.keyIndexes !== null && !anyPatternMatches(g.keyIndexes, index)) return false;
   return g.rules === null || rulesAllowIndex(g.rules, index);
+}
+
+/** For a route needing a second action besides the one it declares (the reference's double-action policy). */
+export function assertActionGranted(req: FastifyRequest, action: string): void {
+  const g = requestGrant(req);
+  if (g.actions !== null && !g.actions.has(action)) throw invalidKey();
 }
 
 /** For indexes named outside the path (`POST /indexes`, `/swap-indexes`, a rename): 403 if not allowed. */

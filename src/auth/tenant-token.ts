@@ -1,7 +1,7 @@
 import { base64url, compactVerify, decodeProtectedHeader, errors } from 'jose';
 import { ApiError } from '../errors/api-error.js';
 import { isValidIndexPattern, mostSpecificPattern, anyPatternMatches } from './actions.js';
-import { parseUuid } from './key-store.js';
+import { parseUuid } from '../util/uuid.js';
 import { depthMessage, jsonDepthExceeded } from '../util/json-depth.js';
 
 /**

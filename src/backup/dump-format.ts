@@ -2,6 +2,10 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import type { ApiKey } from '../auth/key-store.js';
+import type { ChatSettings } from '../chat/workspaces.js';
+import type { SearchRule } from '../engine/search-rules/rules.js';
+import type { Network } from '../engine/network/network.js';
+import type { Webhook } from '../webhooks/webhook-store.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import type { IndexSettings } from '../engine/settings/settings.js';
 import type { BatchRecord } from '../tasks/batch.js';
@@ -10,12 +14,17 @@ import { BackupFileError } from './file-writer.js';
 
 /**
  * The dump format: portable across versions and storage layouts, because it holds what the
- * API deals in (settings, documents, tasks, keys), never storage keys. A gzip-compressed
+ * API deals in (settings, documents, tasks, keys, and the node-wide webhooks, dynamic search
+ * rules, chat workspaces and network), never storage keys. A gzip-compressed
  * stream of JSON lines, one record per line, in this order:
  *
  *   header      {kind:"header", format:"trine-dump", version, trineVersion, dumpUid, nodeId, createdAt, taskUid}
  *   features    {kind:"features", features:{name: bool}}
  *   key*        {kind:"key", key:{uid, name, description, actions, indexes, expiresAt, createdAt, updatedAt, seq}}
+ *   webhook*    {kind:"webhook", uuid, webhook:{url, headers}}
+ *   searchRule* {kind:"searchRule", rule:{uid, description, precedence, active, conditions, actions, lastUpdatedAt}}
+ *   chat*       {kind:"chat", uid, settings:{source, orgId, projectId, apiVersion, deploymentId, baseUrl, apiKey, prompts}}
+ *   network     {kind:"network", network:{self, remotes, shards, leader, version}}
  *   per index:  {kind:"index", uid, primaryKey, createdAt, updatedAt, settings}
  *               {kind:"document", index, document}*   (in the index's document order)
  *   payload*    {kind:"payload", taskUid, documents}  (documents of tasks not processed yet)
@@ -47,6 +56,10 @@ export type DumpRecord =
   | DumpHeader
   | { kind: 'features'; features: Record<string, boolean> }
   | { kind: 'key'; key: ApiKey }
+  | { kind: 'webhook'; uuid: string; webhook: Webhook }
+  | { kind: 'searchRule'; rule: SearchRule }
+  | { kind: 'chat'; uid: string; settings: ChatSettings }
+  | { kind: 'network'; network: Network }
   | { kind: 'index'; uid: string; primaryKey: string | null; createdAt: number; updatedAt: number; settings: IndexSettings }
   | { kind: 'document'; index: string; document: Doc }
   | { kind: 'payload'; taskUid: number; documents: Doc[] }
@@ -62,7 +75,7 @@ export interface DumpEnd {
   sha256: string;
 }
 
-const KINDS = new Set(['header', 'features', 'key', 'index', 'document', 'payload', 'task', 'batch', 'end']);
+const KINDS = new Set(['header', 'features', 'key', 'webhook', 'searchRule', 'chat', 'network', 'index', 'document', 'payload', 'task', 'batch', 'end']);
 
 /** A dump's file name: the reference's `yyyymmdd-hhmmssSSS` of the batch's start, in UTC. */
 export function dumpUidAt(ms: number): string {

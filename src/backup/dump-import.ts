@@ -1,8 +1,11 @@
 import { stageKey } from '../auth/key-store.js';
+import { ChatWorkspaces } from '../chat/workspaces.js';
+import { WebhookStore } from '../webhooks/webhook-store.js';
 import { processBatch } from '../engine/apply/apply-batch.js';
 import type { BatchTask, IndexOperation } from '../engine/apply/types.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import { Engine } from '../engine/engine.js';
+import type { EmbedderEnvironment } from '../engine/vector/embedder-environment.js';
 import { ExperimentalFeatures } from '../features/experimental-features.js';
 import type { KvStore } from '../store/kv.js';
 import { PAYLOADS, TaskQueue } from '../tasks/task-queue.js';
@@ -28,9 +31,9 @@ export interface DumpImportSummary {
  * features are written as they were. The dump is checked while it is read; the caller imports
  * into a scratch database and drops it if this throws.
  */
-export async function importDump(path: string, store: KvStore): Promise<DumpImportSummary> {
+export async function importDump(path: string, store: KvStore, embedderEnv?: EmbedderEnvironment): Promise<DumpImportSummary> {
   // A fresh node alone: embeddings are asked of the embedders directly.
-  const engine = await Engine.open(store);
+  const engine = await Engine.open(store, embedderEnv ? { embedderEnv } : {});
   const queue = new TaskQueue();
   const summary: DumpImportSummary = { indexes: 0, documents: 0, tasks: 0, keys: 0 };
   let index: IndexRecord | null = null;
@@ -72,6 +75,18 @@ export async function importDump(path: string, store: KvStore): Promise<DumpImpo
       case 'key':
         stageKey(wb, rec.key);
         summary.keys++;
+        break;
+      case 'webhook':
+        new WebhookStore().apply({ op: 'create', uuid: rec.uuid, url: rec.webhook.url, headers: rec.webhook.headers }, 0, wb);
+        break;
+      case 'searchRule':
+        engine.searchRules.put(wb, rec.rule);
+        break;
+      case 'chat':
+        new ChatWorkspaces().put(wb, rec.uid, rec.settings);
+        break;
+      case 'network':
+        engine.network.put(wb, rec.network);
         break;
       case 'index':
         await flushDocuments();

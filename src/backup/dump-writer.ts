@@ -1,4 +1,8 @@
 import { KeyStore } from '../auth/key-store.js';
+import { ChatWorkspaces } from '../chat/workspaces.js';
+import { SearchRuleStore } from '../engine/search-rules/rules.js';
+import { NetworkStore } from '../engine/network/network.js';
+import { WebhookStore } from '../webhooks/webhook-store.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import type { Engine } from '../engine/engine.js';
 import { ExperimentalFeatures } from '../features/experimental-features.js';
@@ -27,8 +31,8 @@ export class DumpInterrupted extends Error {}
 /**
  * Writes a dump (format in `dump-format.ts`) of the state this node holds at the dump's place
  * in the log. The executor is blocked on the dump's batch, so indexes and the tasks before the
- * dump cannot change meanwhile; keys and features, which the log may change at any moment,
- * are read under one RocksDB snapshot. Tasks after the dump are left out, so that every node
+ * dump cannot change meanwhile; keys, features, webhooks, chat workspaces and the network,
+ * which the log may change at any moment, are read under one RocksDB snapshot. Tasks after the dump are left out, so that every node
  * dumps the same history whatever it had received by then. Resolves with the moment the dump
  * was complete, which is the task's `finishedAt` (inside the dump too).
  */
@@ -57,6 +61,18 @@ export async function writeDump(store: KvStore, engine: Engine, queue: TaskQueue
     const keys = new KeyStore(null);
     await keys.load(snap);
     for (const key of keys.list().reverse()) await put({ kind: 'key', key });
+    const webhooks = new WebhookStore();
+    await webhooks.load(snap);
+    for (const [uuid, webhook] of webhooks.all()) await put({ kind: 'webhook', uuid, webhook });
+    const rules = new SearchRuleStore();
+    await rules.load(snap);
+    for (const rule of rules.list()) await put({ kind: 'searchRule', rule });
+    const chats = new ChatWorkspaces();
+    await chats.load(snap);
+    for (const uid of chats.list()) await put({ kind: 'chat', uid, settings: chats.get(uid)! });
+    const network = new NetworkStore();
+    await network.load(snap);
+    await put({ kind: 'network', network: network.get() });
 
     for (const h of engine.listIndexes()) {
       const m = h.meta;
@@ -69,12 +85,13 @@ export async function writeDump(store: KvStore, engine: Engine, queue: TaskQueue
     }
 
     const tasks = [...queue.tasks.values()].filter((t) => t.uid < job.task.uid).sort((a, b) => a.uid - b.uid);
-    // Tasks not processed yet go in as enqueued with their documents: the importing node runs them.
-    const waiting = tasks.filter((t) => !isFinished(t.status));
-    const payloads = await snap.getMany(waiting.map((t) => PAYLOADS.key(t.uid)));
-    for (let i = 0; i < waiting.length; i++) {
+    // Tasks not processed yet go in as enqueued with their documents: the importing node runs
+    // them. Finished tasks keep theirs too, as they do here (`GET /tasks/{uid}/documents`).
+    const withPayload = tasks.filter((t) => t.params.op === 'documents');
+    const payloads = await snap.getMany(withPayload.map((t) => PAYLOADS.key(t.uid)));
+    for (let i = 0; i < withPayload.length; i++) {
       const buf = payloads[i];
-      if (buf) await put({ kind: 'payload', taskUid: waiting[i]!.uid, documents: JSON.parse(buf.toString()) as Doc[] });
+      if (buf) await put({ kind: 'payload', taskUid: withPayload[i]!.uid, documents: JSON.parse(buf.toString()) as Doc[] });
     }
     const finishedAt = Math.max(Date.now(), job.batch.startedAt);
     for (const t of tasks) {

@@ -7,7 +7,10 @@ import type { SearchIndexFactory } from './structures/search-index.js';
 import { defaultSearchFactory } from './structures/default-structures.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
 import { directSource, type EmbeddingSource } from './vector/embedding-source.js';
+import { embedderEnvironment, type EmbedderEnvironment } from './vector/embedder-environment.js';
 import { SearchScratch } from './search/scratch.js';
+import { SearchRuleStore } from './search-rules/rules.js';
+import { NetworkStore } from './network/network.js';
 
 const ENGINE_META = new KeySpace('em');
 const NEXT_INDEX_ID = ENGINE_META.key('nextIndexId');
@@ -22,6 +25,8 @@ export interface EngineParts {
   structures?: SearchIndexFactory;
   /** Where indexing gets embeddings: the embedders themselves by default, a cluster's exchange in a cluster. */
   embeddings?: EmbeddingSource;
+  /** Embedding servers' timeouts and retries, and where local models come from; defaults otherwise. */
+  embedderEnv?: EmbedderEnvironment;
 }
 
 /**
@@ -36,15 +41,20 @@ export class Engine {
   lastUpdate: number | null = null;
   /** Memory every search of this engine ranks in (searches run one at a time). */
   readonly scratch = new SearchScratch();
+  /** Node-wide dynamic search rules (pins), changed by `dsrUpdate`/`dsrClear` tasks. */
+  readonly searchRules = new SearchRuleStore();
+  /** The network of instances (`/network`), changed through the log or by `networkTopologyChange` tasks. */
+  readonly network = new NetworkStore();
 
   private constructor(
     readonly store: KvStore,
     private readonly structures: SearchIndexFactory,
     private readonly embeddings: EmbeddingSource,
+    private readonly embedderEnv: EmbedderEnvironment,
   ) {}
 
   static async open(store: KvStore, parts: EngineParts = {}): Promise<Engine> {
-    const engine = new Engine(store, parts.structures ?? defaultSearchFactory(), parts.embeddings ?? directSource);
+    const engine = new Engine(store, parts.structures ?? defaultSearchFactory(), parts.embeddings ?? directSource, parts.embedderEnv ?? embedderEnvironment());
     await engine.load();
     return engine;
   }
@@ -52,6 +62,8 @@ export class Engine {
   /** (Re)reads every index from the store, e.g. at start or after installing a snapshot. */
   async load(): Promise<void> {
     this.indexes.clear();
+    await this.searchRules.load(this.store);
+    await this.network.load(this.store);
     const next = await this.store.get(NEXT_INDEX_ID);
     this.nextIndexId = next ? decodeUint(next) : 0;
     for await (const { value } of this.store.scan({ prefix: INDEX_UIDS.prefix })) {
@@ -72,7 +84,7 @@ export class Engine {
 
   async openHandle(meta: IndexMeta): Promise<IndexHandle> {
     const space = IndexHandle.searchSpaceOf(meta.id);
-    const search = await this.structures.open({ store: this.store, space, settings: meta.settings, embeddings: this.embeddings });
+    const search = await this.structures.open({ store: this.store, space, settings: meta.settings, embeddings: this.embeddings, embedderEnv: this.embedderEnv });
     return new IndexHandle(meta, new Map(), search);
   }
 

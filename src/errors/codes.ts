@@ -298,6 +298,7 @@ export const ERROR_CODES = {
   invalid_dynamic_search_rule_actions: { status: 400, type: 'invalid_request' },
   invalid_dynamic_search_rule_filter_query: { status: 400, type: 'invalid_request' },
   invalid_dynamic_search_rule_filter_active: { status: 400, type: 'invalid_request' },
+  invalid_dynamic_search_rule_uid: { status: 400, type: 'invalid_request' },
   dynamic_search_rule_not_found: { status: 404, type: 'invalid_request' },
   no_leader: { status: 503, type: 'system' },
   cluster_unavailable: { status: 503, type: 'system' },

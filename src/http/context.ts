@@ -8,6 +8,9 @@ import type { Replicator } from '../replication/replicator.js';
 import type { Executor } from '../tasks/executor.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
 import type { TaskRecord, TaskSpec } from '../tasks/task.js';
+import type { WebhookStore } from '../webhooks/webhook-store.js';
+import type { LogHub } from '../util/log-hub.js';
+import type { ChatWorkspaces } from '../chat/workspaces.js';
 
 /** What route handlers may use. Built by `server/node.ts`. */
 export interface AppContext {
@@ -24,6 +27,12 @@ export interface AppContext {
   features: ExperimentalFeatures;
   /** API keys (changed through the log); requests are checked against them in `auth/request-auth.ts`. */
   keys: KeyStore;
+  /** Webhooks notified after every batch (changed through the log). */
+  webhooks: WebhookStore;
+  /** Chat workspaces: the language model and prompts of `/chats/{workspace}` (changed through the log). */
+  chats: ChatWorkspaces;
+  /** This node's log sinks (`/logs/*`). */
+  logs: LogHub;
   /** Proposes a task; resolves with the registered task once it is durable. */
   enqueue(spec: TaskSpec, payload?: Buffer): Promise<TaskRecord>;
   /** Applies a node-wide change through the log (see `ConfigHandler`); throws the handler's ApiError. */

@@ -193,6 +193,7 @@ function operation(r: RouteDoc, path: string, pathParams: string[], ids: Set<str
   op['responses'] = { [String(r.status)]: successResponse(r), ...errorResponses(errorCodes(r, isPublic)) };
   if (isPublic) op['security'] = [];
   if (r.action) op['x-action'] = r.action;
+  if (r.alsoRequires) op['x-also-requires'] = r.alsoRequires;
   return op;
 }
 

@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { assertIndexUid } from '../engine/indexes/index-uid.js';
 import type { ErrorCode } from '../errors/codes.js';
-import { jsonBody } from './body.js';
+import { jsonBodyAndText } from './body.js';
 import type { FieldDef, FieldsOf, ObjectSchema, Schema } from './schema.js';
+import { assertActionGranted } from '../auth/request-auth.js';
 
 /** A route as the OpenAPI document describes it. */
 export interface RouteDoc {
@@ -12,6 +13,8 @@ export interface RouteDoc {
   tags: string[];
   /** Key action required (for documentation; auth enforces it). */
   action?: string;
+  /** Further actions the key must hold too (the reference's double-action routes); `route()` checks them. */
+  alsoRequires?: string[];
   query?: ObjectSchema<Record<string, FieldDef>>;
   body?: Schema<unknown>;
   bodyMediaTypes?: string[];
@@ -47,11 +50,13 @@ export interface RouteDef<F extends Record<string, FieldDef>, B> extends Omit<Ro
   /** Code of an error about the body as a whole (a wrong type, an unknown field). */
   bodyCode?: ErrorCode;
   /** Checks run on the parsed JSON before the schema (errors the reference reports first). */
-  precheck?: (raw: unknown) => void;
+  precheck?: (raw: unknown, text: string) => void;
   /** An absent body reads as `{}` (a body whose every field is optional, for a bare POST). */
   emptyBodyIs?: unknown;
   /** Bodies up to the payload limit (document uploads, deletions by id) rather than the JSON limit. */
   largeBody?: boolean;
+  /** An open-ended stream (logs, server-sent events): sent as written, never compressed (that would hold it back). */
+  streaming?: boolean;
   handler: (req: FastifyRequest, reply: FastifyReply, input: RouteInput<FieldsOf<F>, B>) => Promise<unknown>;
 }
 
@@ -85,7 +90,7 @@ function isEmptyBody(req: FastifyRequest): boolean {
  * what the document says and what the server accepts cannot drift apart.
  */
 export function route<F extends Record<string, FieldDef> = Record<string, never>, B = undefined>(app: FastifyInstance, def: RouteDef<F, B>): void {
-  const { handler, read: readMode, bodyCode, precheck, emptyBodyIs, largeBody, ...doc } = def;
+  const { handler, read: readMode, bodyCode, precheck, emptyBodyIs, largeBody, streaming, ...doc } = def;
   const docs = app.routeDocs;
   if (!docs.some((r) => r.method === doc.method && r.url === doc.url)) docs.push(doc as RouteDoc);
   const read = readMode ?? (def.body ? 'checked' : 'raw');
@@ -94,7 +99,9 @@ export function route<F extends Record<string, FieldDef> = Record<string, never>
     method: def.method,
     url: def.url,
     config: { action: def.action },
+    ...(streaming ? { compress: false as const } : {}),
     handler: async (req, reply) => {
+      for (const a of def.alsoRequires ?? []) assertActionGranted(req, a);
       let uid = '';
       if (hasUid) {
         uid = (req.params as { indexUid: string }).indexUid;
@@ -104,8 +111,8 @@ export function route<F extends Record<string, FieldDef> = Record<string, never>
       let body: unknown;
       if (read !== 'raw') {
         const limit = largeBody ? app.bodyLimits.payload : app.bodyLimits.json;
-        const raw = emptyBodyIs !== undefined && isEmptyBody(req) ? emptyBodyIs : jsonBody(req, limit);
-        precheck?.(raw);
+        const { value: raw, text } = emptyBodyIs !== undefined && isEmptyBody(req) ? { value: emptyBodyIs, text: '' } : jsonBodyAndText(req, limit);
+        precheck?.(raw, text);
         body = read === 'checked' && def.body ? def.body.parse(raw, { path: '', code: bodyCode ?? 'bad_request', mode: 'json' }) : raw;
       }
       const out = await handler(req, reply, { uid, query, body: body as B });
@@ -122,4 +129,14 @@ export function queryRecord(req: FastifyRequest): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(q)) out[k] = Array.isArray(v) ? v[v.length - 1]! : v;
   return out;
+}
+
+/**
+ * Sends an open-ended stream (the route declares `streaming`): its headers go out at once,
+ * before the first chunk, so a client sees the response start even while nothing is written.
+ */
+export function sendOpenStream(reply: FastifyReply, stream: NodeJS.ReadableStream, contentType: string): FastifyReply {
+  reply.header('content-type', contentType);
+  reply.raw.once('pipe', () => reply.raw.flushHeaders());
+  return reply.send(stream);
 }

@@ -201,6 +201,22 @@ class ArraySchema<T> extends Schema<T[]> {
   }
 }
 
+/** An object of any keys whose values all follow one schema (webhook headers, network remotes). */
+class RecordSchema<T> extends Schema<Record<string, T>> {
+  constructor(private readonly value: Schema<T>) {
+    super();
+  }
+  parse(value: unknown, ctx: Ctx): Record<string, T> {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw typeError(ctx, 'an object', value);
+    const out: Record<string, T> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = this.value.parse(v, { ...ctx, path: `${ctx.path}.${k}` });
+    return out;
+  }
+  jsonSchema(): JsonSchema {
+    return this.withDescription({ type: 'object', additionalProperties: this.value.jsonSchema() });
+  }
+}
+
 class AnySchema extends Schema<unknown> {
   constructor(private readonly js: JsonSchema = {}) {
     super();
@@ -238,7 +254,11 @@ export type FieldsOf<F extends Record<string, FieldDef>> = {
 };
 
 export class ObjectSchema<F extends Record<string, FieldDef>> extends Schema<FieldsOf<F>> {
-  constructor(readonly fields: F, private readonly opts: { allowUnknown?: boolean } = {}) {
+  constructor(
+    readonly fields: F,
+    /** `unknownCode`: the code an unknown field gets (a nested object whose errors all carry its own code). */
+    private readonly opts: { allowUnknown?: boolean; unknownCode?: ErrorCode } = {},
+  ) {
     super();
   }
 
@@ -254,7 +274,7 @@ export class ObjectSchema<F extends Record<string, FieldDef>> extends Schema<Fie
           const list = names.map((n) => `\`${n}\``).join(', ');
           const what = ctx.mode === 'query' ? 'parameter' : 'field';
           const at = ctx.mode === 'json' && ctx.path ? ` inside \`${ctx.path}\`` : '';
-          throw new ApiError('bad_request', `Unknown ${what} \`${k}\`${at}: expected one of ${list}`);
+          throw new ApiError(this.opts.unknownCode ?? 'bad_request', `Unknown ${what} \`${k}\`${at}: expected one of ${list}`);
         }
       }
     }
@@ -317,9 +337,10 @@ export const s = {
   number: () => new NumberSchema(),
   boolean: () => new BooleanSchema(),
   array: <T>(item: Schema<T>) => new ArraySchema(item),
+  record: <T>(value: Schema<T>) => new RecordSchema(value),
   any: (js?: JsonSchema) => new AnySchema(js),
   custom: <T>(fn: (value: unknown, ctx: Ctx) => T, js: JsonSchema) => new CustomSchema(fn, js),
-  object: <F extends Record<string, FieldDef>>(fields: F, opts?: { allowUnknown?: boolean }) =>
+  object: <F extends Record<string, FieldDef>>(fields: F, opts?: { allowUnknown?: boolean; unknownCode?: ErrorCode }) =>
     new ObjectSchema(fields, opts),
   field: <T>(schema: Schema<T>, code: ErrorCode, extra: Omit<FieldDef<T>, 'schema' | 'code'> = {}): FieldDef<T> => ({
     schema,

@@ -2,10 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Options } from '../config/options.js';
 import { Engine } from '../engine/engine.js';
 import { buildApp } from '../http/app.js';
+import { httpsServerOptions } from '../http/https.js';
 import type { AppContext } from '../http/context.js';
 import { RaftReplicator } from '../replication/raft-replicator.js';
 import { ConsistentReads } from '../replication/consistent-reads.js';
 import { EmbeddingExchange } from '../replication/embedding-exchange.js';
+import { embedderEnvironmentOf } from '../config/embedder-environment.js';
 import { Scheduler } from '../replication/scheduler.js';
 import { RocksStore } from '../store/rocks-store.js';
 import { Executor } from '../tasks/executor.js';
@@ -23,6 +25,12 @@ import { isFinished, type TaskRecord } from '../tasks/task.js';
 import { BackupOutcomes } from '../backup/outcomes.js';
 import { Backups, scheduleSnapshots } from '../backup/runner.js';
 import { importAtStart, startupLogger } from '../backup/startup-import.js';
+import { WebhookStore, type Webhook } from '../webhooks/webhook-store.js';
+import { WebhookDelivery } from '../webhooks/delivery.js';
+import { ChatWorkspaces } from '../chat/workspaces.js';
+import { NetworkStore } from '../engine/network/network.js';
+import { batchTaskViews } from '../tasks/batch.js';
+import { LogHub, LogTargets } from '../util/log-hub.js';
 
 export interface RunningNode {
   app: FastifyInstance;
@@ -36,16 +44,20 @@ export interface NodeDeps {
   configHandlers?: (store: KvStore) => [string, ConfigHandler][];
   /** Where log lines go instead of standard output. */
   logStream?: { write(line: string): void };
+  /** Waits between webhook notification attempts (default 1 s then 5 s: three attempts). */
+  webhookRetryDelaysMs?: number[];
 }
 
 /** Builds a node from the pieces: store, engine, task queue, log, executor, HTTP API. */
 export async function startNode(options: Options, deps: NodeDeps = {}): Promise<RunningNode> {
+  // Unreadable certificate files stop the start before the database is opened.
+  const https = options.ssl ? httpsServerOptions(options.ssl) : undefined;
   // --import-dump / --import-snapshot build the database before it is opened.
-  await importAtStart(options, startupLogger(options.logLevel, deps.logStream));
+  await importAtStart(options, startupLogger(options.logLevel, deps.logStream, options.logsMode));
   const store = await RocksStore.open(options.dbPath);
   // Embeddings for indexing come through the log (see docs/vector-search.md).
   const embeddings = new EmbeddingExchange();
-  const engine = await Engine.open(store, { embeddings });
+  const engine = await Engine.open(store, { embeddings, embedderEnv: embedderEnvironmentOf(options) });
   const queue = new TaskQueue();
   await queue.load(store);
   const sm = new TaskStateMachine(store, queue);
@@ -57,6 +69,13 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   const backupOutcomes = new BackupOutcomes();
   sm.register(BackupOutcomes.COMMAND, backupOutcomes);
   sm.register(EmbeddingExchange.COMMAND, embeddings);
+  const cli = options.taskWebhook;
+  const cliWebhook: Webhook | null = cli && { url: cli.url, headers: cli.authorization !== null ? { Authorization: cli.authorization } : {} };
+  const webhooks = new WebhookStore(cliWebhook);
+  sm.register(WebhookStore.COMMAND, webhooks);
+  const chats = new ChatWorkspaces();
+  sm.register(ChatWorkspaces.COMMAND, chats);
+  sm.register(NetworkStore.COMMAND, engine.network);
   for (const [name, handler] of deps.configHandlers?.(store) ?? []) sm.register(name, handler);
   await sm.loadHandlers(store);
 
@@ -137,11 +156,20 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     warn: (msg, fields) => log.warn(fields, msg),
     info: (msg, fields) => log.info(fields, msg),
   });
+  const delivery = new WebhookDelivery({
+    webhooks: () => webhooks.all(),
+    timeoutMs: options.webhookTimeoutMs,
+    retryDelaysMs: deps.webhookRetryDelaysMs ?? [1_000, 5_000],
+    log,
+  });
   executor.on('batch', (b) => {
     log.debug({ batchUid: b.uid, taskUids: b.taskUids, durationMs: (b.finishedAt ?? b.startedAt) - b.startedAt }, 'batch processed');
     replicator.batchProcessed();
     notify();
     scheduler?.poke();
+    // The leader notifies, once per batch: a batch whose finish time the log had already decided
+    // was finished, and notified, by an earlier leader.
+    if (replicator.isLeader() && b.decided === false) void delivery.batchFinished(b.uid, batchTaskViews(queue, b));
   });
   executor.on('idle', () => scheduler?.poke());
 
@@ -150,6 +178,8 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     options.readConsistency,
     options.readTimeoutMs,
   );
+  // Every line goes through the hub: standard output (or the given stream) and `/logs/stream`.
+  const logs = new LogHub(deps.logStream ?? process.stdout, LogTargets.level(options.logLevel), options.logsMode);
   const ctx: AppContext = {
     options,
     engine,
@@ -160,6 +190,9 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     features,
     metrics,
     keys,
+    webhooks,
+    chats,
+    logs,
     startedAt: Date.now(),
     async enqueue(spec, payload) {
       const r = await replicator.propose({ kind: 'enqueue', enqueuedAt: Date.now(), spec, ...(payload ? { payload } : {}) });
@@ -192,7 +225,10 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     },
   };
 
-  app = await buildApp(ctx, deps.logStream ? { logStream: deps.logStream } : {});
+  app = await buildApp(ctx, { logStream: logs, ...(https ? { https } : {}) });
+  logs.setLevel = (level) => {
+    app!.log.level = level;
+  };
   await replicator.start();
   // The driver exists once started, and reports its first role change only after this turn.
   connectSoftState(metrics, replicator.driver);
@@ -224,10 +260,11 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   return {
     app,
     ctx,
-    url: `http://${host}:${port}`,
+    url: `${options.ssl ? 'https' : 'http'}://${host}:${port}`,
     async close() {
       closing = true;
       stopSnapshots();
+      delivery.close();
       // A leader hands over first, so that a planned stop (rolling restart) barely pauses writes.
       await replicator.prepareShutdown();
       await app!.close();

@@ -1,5 +1,6 @@
 import { isoDuration, rfc3339 } from '../util/time.js';
-import type { TaskRecord } from './task.js';
+import { taskView, type TaskRecord } from './task.js';
+import type { TaskQueue } from './task-queue.js';
 
 export interface BatchRecord {
   uid: number;
@@ -66,4 +67,14 @@ export function batchView(b: BatchRecord, tasks: () => TaskRecord[]): Record<str
     finishedAt: b.finishedAt !== null ? rfc3339(b.finishedAt) : null,
     batchStrategy: b.reason,
   };
+}
+
+/** The tasks a finished batch changed, as clients see them: its own, and those its cancelations canceled. */
+export function batchTaskViews(queue: TaskQueue, b: BatchRecord): Record<string, unknown>[] {
+  const own = new Set(b.taskUids);
+  const out = b.taskUids.map((u) => queue.get(u)).filter((t): t is TaskRecord => !!t);
+  if (out.some((t) => t.type === 'taskCancelation')) {
+    for (const t of queue.tasks.values()) if (t.canceledBy !== null && own.has(t.canceledBy)) out.push(t);
+  }
+  return out.sort((a, c) => a.uid - c.uid).map(taskView);
 }

@@ -144,7 +144,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     let backupFinishedAt: number | null = null;
     if (tasks.length > 0) {
       const type = tasks[0]!.type;
-      if (type === 'taskCancelation') this.cancel(tasks, wb, stage, (u) => staged.get(u) ?? q.tasks.get(u));
+      if (type === 'taskCancelation') this.cancel(tasks, stage, (u) => staged.get(u) ?? q.tasks.get(u));
       else if (type === 'taskDeletion') deleted = await this.deleteTasks(tasks, wb);
       else if (type === 'dumpCreation' || type === 'snapshotCreation') {
         try {
@@ -237,8 +237,8 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     for (let i = 0; i < withPayload.length; i++) {
       const t = withPayload[i]!;
       const buf = payloads[i];
+      // The payload stays as long as its task (`GET /tasks/{uid}/documents`); a task deletion removes it.
       docsOf.set(t.uid, buf ? (JSON.parse(buf.toString()) as Doc[]) : []);
-      wb.del(PAYLOADS.key(t.uid));
       // A batch can hold many large payloads: heartbeats and searches get a turn between them.
       if (i + 1 < withPayload.length) await new Promise<void>((resolve) => setImmediate(resolve));
     }
@@ -272,7 +272,6 @@ export class Executor extends EventEmitter<ExecutorEvents> {
   /** `peek` reads a task as this batch left it so far, without staging a copy to write. */
   private cancel(
     cancels: TaskRecord[],
-    wb: WriteBatch,
     stage: (uid: number) => TaskRecord | undefined,
     peek: (uid: number) => TaskRecord | undefined,
   ): void {
@@ -284,10 +283,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
         const t = stage(u)!;
         t.status = 'canceled';
         t.canceledBy = c.uid;
-        if (t.params.op === 'documents') {
-          wb.del(PAYLOADS.key(t.uid));
-          if (t.details) t.details = { ...t.details, indexedDocuments: 0 };
-        }
+        if (t.params.op === 'documents' && t.details) t.details = { ...t.details, indexedDocuments: 0 };
         n++;
       }
       c.details = { ...c.details, matchedTasks: matched.length, canceledTasks: n };

@@ -52,15 +52,17 @@ function splitList(v: string): string[] | null {
 function parseUidList(name: string, v: string, code: ErrorCode): number[] | undefined {
   const parts = splitList(v);
   if (parts === null) return undefined;
-  return parts.map((p) => {
+  return parts.map((p, i) => {
     if (!/^\d+$/.test(p) || Number(p) > 0xffffffff) {
-      throw new ApiError(code, `Invalid value in parameter \`${name}\`: could not parse \`${p}\` as a positive integer`);
+      throw new ApiError(code, `Invalid value in parameter \`${name}[${i}]\`: could not parse \`${p}\` as a positive integer`);
     }
     return Number(p);
   });
 }
 
-function parseDate(name: string, v: string): number {
+/** A date bound; `*` is no bound. */
+function parseDate(name: string, v: string): number | undefined {
+  if (v.trim() === '*') return undefined;
   const code = DATE_CODES[name]!;
   const bare = /^\d{4}-\d{2}-\d{2}$/.test(v);
   const ms = bare ? Date.parse(v + 'T00:00:00Z') : Date.parse(v);
@@ -68,7 +70,7 @@ function parseDate(name: string, v: string): number {
   if ((!bare && !rfc) || Number.isNaN(ms)) {
     throw new ApiError(
       code,
-      `\`${v}\` is an invalid date-time. It should follow the YYYY-MM-DD or RFC 3339 date-time format.`,
+      `Invalid value in parameter \`${name}\`: \`${v}\` is an invalid date-time. It should follow the YYYY-MM-DD or RFC 3339 date-time format.`,
     );
   }
   // A bare date given to an `after*` bound means "after that whole day".
@@ -76,7 +78,7 @@ function parseDate(name: string, v: string): number {
   return ms;
 }
 
-function parseList<T>(v: string, each: (p: string) => T): T[] | undefined {
+function parseList<T>(v: string, each: (p: string, i: number) => T): T[] | undefined {
   const parts = splitList(v);
   return parts === null ? undefined : parts.map(each);
 }
@@ -96,29 +98,29 @@ export function parseFilterParam(name: FilterParam, v: string): unknown {
     case 'canceledBy':
       return parseUidList('canceledBy', v, 'invalid_task_canceled_by');
     case 'types':
-      return parseList(v, (p) => {
+      return parseList(v, (p, i) => {
         const t = TASK_TYPES.find((x) => x.toLowerCase() === p.toLowerCase());
         if (t) return t;
         throw new ApiError(
           'invalid_task_types',
-          `Invalid value in parameter \`types\`: \`${p}\` is not a valid task type. Available types are ${TASK_TYPES.map((x) => `\`${x}\``).join(', ')}.`,
+          `Invalid value in parameter \`types[${i}]\`: \`${p}\` is not a valid task type. Available types are ${TASK_TYPES.map((x) => `\`${x}\``).join(', ')}.`,
         );
       });
     case 'statuses':
-      return parseList(v, (p) => {
+      return parseList(v, (p, i) => {
         const st = TASK_STATUSES.find((x) => x === p.toLowerCase());
         if (st) return st;
         throw new ApiError(
           'invalid_task_statuses',
-          `Invalid value in parameter \`statuses\`: \`${p}\` is not a valid task status. Available statuses are ${TASK_STATUSES.map((x) => `\`${x}\``).join(', ')}.`,
+          `Invalid value in parameter \`statuses[${i}]\`: \`${p}\` is not a valid task status. Available statuses are ${TASK_STATUSES.map((x) => `\`${x}\``).join(', ')}.`,
         );
       });
     case 'indexUids':
-      return parseList(v, (p) => {
+      return parseList(v, (p, i) => {
         if (isValidIndexUid(p)) return p;
         throw new ApiError(
           'invalid_index_uid',
-          `Invalid value in parameter \`indexUids\`: \`${p}\` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.`,
+          `Invalid value in parameter \`indexUids[${i}]\`: \`${p}\` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.`,
         );
       });
     default:

@@ -18,6 +18,10 @@ export const TASK_TYPES = [
   'snapshotCreation',
   'export',
   'upgradeDatabase',
+  'indexCompaction',
+  'networkTopologyChange',
+  'dsrUpdate',
+  'dsrClear',
 ] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 

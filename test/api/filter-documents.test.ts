@@ -133,7 +133,7 @@ describe('document filters through the official client', () => {
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatchObject({
       code: 'invalid_document_filter',
-      message: 'Attribute `brand` is not filterable. Available filterable attribute patterns are: `color`.\n1:6 brand = nike',
+      message: 'Index `delete-by-filter`: Attribute `brand` is not filterable. Available filterable attribute patterns are: `color`.\n1:6 brand = nike',
     });
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deriveKey, parseUuid } from '../../src/auth/key-store.js';
+import { deriveKey } from '../../src/auth/key-store.js';
+import { parseUuid } from '../../src/util/uuid.js';
 import { redactUrl } from '../../src/auth/request-auth.js';
 import { parseExpiry } from '../../src/http/routes/keys.js';
 import { parseOptions } from '../../src/config/options.js';

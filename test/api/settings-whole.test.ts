@@ -113,7 +113,7 @@ describe('whole settings', () => {
     expect(unknown.body).toEqual(
       errorBody(
         'bad_request',
-        'Unknown field `rankingRule`: did you mean `rankingRules`? expected one of `displayedAttributes`, `searchableAttributes`, `filterableAttributes`, `sortableAttributes`, `rankingRules`, `stopWords`, `nonSeparatorTokens`, `separatorTokens`, `dictionary`, `synonyms`, `distinctAttribute`, `proximityPrecision`, `typoTolerance`, `faceting`, `pagination`, `embedders`, `searchCutoffMs`, `localizedAttributes`, `facetSearch`, `prefixSearch`, `chat`, `vectorStore`',
+        'Unknown field `rankingRule`: did you mean `rankingRules`? expected one of `displayedAttributes`, `searchableAttributes`, `filterableAttributes`, `sortableAttributes`, `foreignKeys`, `rankingRules`, `stopWords`, `nonSeparatorTokens`, `separatorTokens`, `dictionary`, `synonyms`, `distinctAttribute`, `proximityPrecision`, `typoTolerance`, `faceting`, `pagination`, `embedders`, `searchCutoffMs`, `localizedAttributes`, `facetSearch`, `prefixSearch`, `chat`, `vectorStore`',
       ),
     );
     const nested = await call('PATCH', '/indexes/atomic/settings', { typoTolerance: { enable: false } });

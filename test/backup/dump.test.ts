@@ -31,6 +31,21 @@ async function post(url: string, path: string, body?: unknown, method = 'POST'):
   return (await r.json()) as Record<string, unknown>;
 }
 
+/** Webhooks, dynamic search rules, chat workspaces and the network, as the API shows them. */
+async function readNodeWide(url: string): Promise<unknown> {
+  const get = reader(url, MASTER);
+  const out = {
+    webhooks: await get('/webhooks'),
+    rules: await post(url, '/dynamic-search-rules', {}),
+    chats: await get('/chats'),
+    chat: await get('/chats/support/settings'),
+    network: await get('/network'),
+  };
+  expect((out.webhooks as { results: unknown[] }).results).toHaveLength(1);
+  expect((out.rules as { results: unknown[] }).results).toHaveLength(1);
+  return out;
+}
+
 function searchable(r: Record<string, unknown>): unknown {
   const { processingTimeMs: _p, requestUid: _r, ...rest } = r;
   return rest;
@@ -47,6 +62,7 @@ describe('dumps', () => {
     ['/indexes/products/documents/fetch', { sort: ['id:desc'], limit: 5 }],
   ];
   const answers: unknown[] = [];
+  let nodeWide: unknown;
 
   it('POST /dumps through the official client writes <dump-dir>/<dumpUid>.dump', async () => {
     const c = source.client;
@@ -63,14 +79,20 @@ describe('dumps', () => {
       })
       .waitTask();
     await c.index('movies').addDocuments(dataset('movies')).waitTask();
-    // Two keys ending in `id`: this one fails, and a failed task must survive the round trip too.
-    const failed = await c.index('products').addDocuments(dataset('products')).waitTask();
+    // An invalid document id fails this one, and a failed task must survive the round trip too.
+    const failed = await c.index('products').addDocuments([{ id: 'not valid!' }], { primaryKey: 'id' }).waitTask();
     expect(failed.status).toBe('failed');
     await c.index('products').addDocuments(dataset('products'), { primaryKey: 'id' }).waitTask();
     await c.index('products').updateSettings({ sortableAttributes: ['id'], displayedAttributes: ['id', 'description', 'brand'] }).waitTask();
     await c.index('products').deleteDocument(3).waitTask();
     await c.createKey({ name: 'reader', description: 'reads movies', actions: ['search', 'documents.get'], indexes: ['movies'], expiresAt: null });
-    await post(source.url, '/experimental-features', { containsFilter: true }, 'PATCH');
+    await post(source.url, '/experimental-features', { containsFilter: true, dynamicSearchRules: true, chatCompletions: true, network: true }, 'PATCH');
+    // The node-wide state a dump carries besides keys and features.
+    await c.createWebhook({ url: 'http://127.0.0.1:9/hook', headers: { 'X-Team': 'search' } });
+    await c.updateDynamicSearchRule('pin-one', { actions: [{ selector: { indexUid: 'movies', id: '1' }, action: { type: 'pin', position: 0 } }] } as never).waitTask();
+    await c.chat('support').update({ source: 'mistral', apiKey: 'a-chat-api-key-0123456789' } as never);
+    await c.updateNetwork({ self: 'here', remotes: { here: { url: source.url }, there: { url: 'http://127.0.0.1:9', searchApiKey: 'k' } } });
+    nodeWide = await readNodeWide(source.url);
     for (const [path, body] of queries) answers.push(searchable(await post(source.url, path, body)));
 
     const task = await c.createDump().waitTask();
@@ -94,6 +116,7 @@ describe('dumps', () => {
     for (const [path, body] of queries) got.push(searchable(await post(imported.url, path, body)));
     expect(got).toEqual(answers);
     expect((answers[0] as { results: unknown[] }).results.length).toBeGreaterThan(0);
+    expect(await readNodeWide(imported.url)).toEqual(nodeWide);
   });
 
   it('the imported node goes on with the next task uid and is writable', async () => {

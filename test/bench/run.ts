@@ -1,5 +1,6 @@
 // Benchmark entry: `npm run bench -- <suite>`; the search suite when none is named, `all` for every suite.
 import { runClusterBench } from './cluster.js';
+import { runEmbedBench } from './embed.js';
 import { runFilterBench } from './filters.js';
 import { runSearchBench } from './search.js';
 import { runVectorBench } from './vectors.js';
@@ -9,6 +10,7 @@ const SUITES: Record<string, () => Promise<void>> = {
   filters: runFilterBench,
   cluster: runClusterBench,
   vectors: runVectorBench,
+  embed: runEmbedBench,
 };
 
 async function main(): Promise<void> {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Meilisearch } from 'meilisearch';
 import { parseOptions } from '../../src/config/options.js';
-import { startNode, type RunningNode } from '../../src/server/node.js';
+import { startNode, type NodeDeps, type RunningNode } from '../../src/server/node.js';
 
 // Run from source by vitest, or compiled under dist/ by the benchmarks.
 const UP = resolve(import.meta.dirname, '../..');
@@ -42,10 +42,10 @@ export interface TestNode {
 }
 
 /** A real node (real RocksDB in a temp dir, real HTTP on a free port) inside the test process. */
-export async function startTestNode(flags: string[] = [], dir = tempDir()): Promise<TestNode> {
+export async function startTestNode(flags: string[] = [], dir = tempDir(), deps: NodeDeps = {}): Promise<TestNode> {
   const port = await freePort();
   const options = parseOptions(['--db-path', dir, '--http-addr', `127.0.0.1:${port}`, '--log-level', 'warn', ...backupDirs(dir), ...flags], {});
-  const node = await startNode(options);
+  const node = await startNode(options, deps);
   const masterKey = options.masterKey ?? undefined;
   return {
     url: node.url,

@@ -162,7 +162,7 @@ describe('destructive routes need explicit, non-empty intent', () => {
     });
     const done = await t.client.tasks.waitForTask(task.uid);
     expect(done.status).toBe('failed');
-    expect(done.error).toMatchObject({ code: 'invalid_document_filter', message: 'Sending an empty filter is forbidden.' });
+    expect(done.error).toMatchObject({ code: 'invalid_document_filter', message: 'Index `movies`: Sending an empty filter is forbidden.' });
     expect((await settled()).documents).toEqual(before.documents);
   });
 });

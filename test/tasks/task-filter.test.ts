@@ -42,6 +42,7 @@ describe('task filters', () => {
     ['no filter keeps every task', {}, [0, 1, 2, 3, 4, 5]],
     ['uids', { uids: '0,2,9' }, [0, 2]],
     ['`*` restricts nothing', { uids: '*', statuses: '*', types: '*', indexUids: '*' }, [0, 1, 2, 3, 4, 5]],
+    ['`*` is no bound for every date', { afterEnqueuedAt: '*', beforeEnqueuedAt: '*', afterStartedAt: '*', beforeStartedAt: '*', afterFinishedAt: '*', beforeFinishedAt: '*' }, [0, 1, 2, 3, 4, 5]],
     ['statuses, any case', { statuses: 'FAILED,canceled' }, [2, 3]],
     ['types, any case', { types: 'settingsupdate' }, [1]],
     ['indexUids leave out tasks of no index', { indexUids: 'movies' }, [0, 2, 3, 4]],
@@ -63,15 +64,15 @@ describe('task filters', () => {
   }
 
   const errors: [Record<string, string>, string, string][] = [
-    [{ uids: 'one' }, 'invalid_task_uids', 'Invalid value in parameter `uids`: could not parse `one` as a positive integer'],
-    [{ uids: '' }, 'invalid_task_uids', 'Invalid value in parameter `uids`: could not parse `` as a positive integer'],
-    [{ uids: '4294967296' }, 'invalid_task_uids', 'Invalid value in parameter `uids`: could not parse `4294967296` as a positive integer'],
-    [{ batchUids: '-1' }, 'invalid_batch_uids', 'Invalid value in parameter `batchUids`: could not parse `-1` as a positive integer'],
-    [{ canceledBy: '1.5' }, 'invalid_task_canceled_by', 'Invalid value in parameter `canceledBy`: could not parse `1.5` as a positive integer'],
-    [{ statuses: 'done' }, 'invalid_task_statuses', 'Invalid value in parameter `statuses`: `done` is not a valid task status. Available statuses are `enqueued`, `processing`, `succeeded`, `failed`, `canceled`.'],
-    [{ indexUids: 'a b' }, 'invalid_index_uid', 'Invalid value in parameter `indexUids`: `a b` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.'],
-    [{ afterEnqueuedAt: 'yesterday' }, 'invalid_task_after_enqueued_at', '`yesterday` is an invalid date-time. It should follow the YYYY-MM-DD or RFC 3339 date-time format.'],
-    [{ beforeFinishedAt: '2026-13-01' }, 'invalid_task_before_finished_at', '`2026-13-01` is an invalid date-time. It should follow the YYYY-MM-DD or RFC 3339 date-time format.'],
+    [{ uids: 'one' }, 'invalid_task_uids', 'Invalid value in parameter `uids[0]`: could not parse `one` as a positive integer'],
+    [{ uids: '1,' }, 'invalid_task_uids', 'Invalid value in parameter `uids[1]`: could not parse `` as a positive integer'],
+    [{ uids: '4294967296' }, 'invalid_task_uids', 'Invalid value in parameter `uids[0]`: could not parse `4294967296` as a positive integer'],
+    [{ batchUids: '-1' }, 'invalid_batch_uids', 'Invalid value in parameter `batchUids[0]`: could not parse `-1` as a positive integer'],
+    [{ canceledBy: '2,1.5' }, 'invalid_task_canceled_by', 'Invalid value in parameter `canceledBy[1]`: could not parse `1.5` as a positive integer'],
+    [{ statuses: 'done' }, 'invalid_task_statuses', 'Invalid value in parameter `statuses[0]`: `done` is not a valid task status. Available statuses are `enqueued`, `processing`, `succeeded`, `failed`, `canceled`.'],
+    [{ indexUids: 'a b' }, 'invalid_index_uid', 'Invalid value in parameter `indexUids[0]`: `a b` is not a valid index uid. Index uid can be an integer or a string containing only alphanumeric characters, hyphens (-) and underscores (_), and can not be more than 512 bytes.'],
+    [{ afterEnqueuedAt: 'yesterday' }, 'invalid_task_after_enqueued_at', 'Invalid value in parameter `afterEnqueuedAt`: `yesterday` is an invalid date-time. It should follow the YYYY-MM-DD or RFC 3339 date-time format.'],
+    [{ beforeFinishedAt: '2026-13-01' }, 'invalid_task_before_finished_at', 'Invalid value in parameter `beforeFinishedAt`: `2026-13-01` is an invalid date-time. It should follow the YYYY-MM-DD or RFC 3339 date-time format.'],
   ];
   for (const [q, code, message] of errors) {
     it(`refuses ${JSON.stringify(q)}`, () => {
@@ -87,7 +88,7 @@ describe('task filters', () => {
   }
 
   it('types refuses an unknown type, listing the known ones', () => {
-    expect(() => parseTaskFilter({ types: 'reindex' })).toThrow(/^Invalid value in parameter `types`: `reindex` is not a valid task type\. Available types are `documentAdditionOrUpdate`, /);
+    expect(() => parseTaskFilter({ types: 'reindex' })).toThrow(/^Invalid value in parameter `types\[0\]`: `reindex` is not a valid task type\. Available types are `documentAdditionOrUpdate`, /);
   });
 
   it('keeps, at registration, only what every node answers the same way at a log position', () => {

@@ -1,6 +1,8 @@
 import { ApiError, toErrorBody } from '../../errors/api-error.js';
 import { encodeUint } from '../../store/keys.js';
 import { processIndexTask } from './index-lifecycle.js';
+import { processRuleTask } from '../search-rules/rule-tasks.js';
+import { processNetworkTask } from '../network/network.js';
 import { filterDocids } from '../facets/index.js';
 import { parseRequiredFilter } from '../filter/filter-tree.js';
 import type { BatchTask, IndexOperation, ProcessedBatch, TaskOutcome } from './types.js';
@@ -11,6 +13,9 @@ import { INDEX_UIDS, IndexHandle, type IndexMeta } from '../indexes/index-handle
 import type { DocChange, PreparedIndexUpdate } from '../structures/search-index.js';
 import { applySettingsPatch } from '../settings/apply.js';
 import { Yielder } from '../fulltext/yielder.js';
+import { compileEdition, editDocument, TASK_LIMITS } from '../documents/edit-by-function.js';
+import { Interpreter } from '../rhai/interpreter.js';
+import { fromJson } from '../rhai/values.js';
 
 function succeeded(details: Record<string, unknown> | null): TaskOutcome {
   return { status: 'succeeded', details, error: null };
@@ -19,6 +24,12 @@ function succeeded(details: Record<string, unknown> | null): TaskOutcome {
 function failed(details: Record<string, unknown> | null, e: unknown): TaskOutcome {
   if (!(e instanceof ApiError)) throw e; // an internal error aborts the batch instead of failing one task
   return { status: 'failed', details, error: toErrorBody(e) };
+}
+
+/** Errors about the index's primary key or a filter on it name the index, as the reference's task errors do. */
+function aboutIndex(uid: string, e: unknown): unknown {
+  if (!(e instanceof ApiError)) return e;
+  return e.code.startsWith('index_primary_key_') || e.code === 'invalid_document_filter' ? e.prefixed(`Index \`${uid}\`: `) : e;
 }
 
 function docBytes(doc: Doc): number {
@@ -190,12 +201,17 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
         lookupIds(work.ext);
         await work.load(docids.filter((d) => !work.changed.has(d)));
         outcomes.set(t.uid, succeeded({ ...t.details, deletedDocuments: deleteDocids(work, docids, idsOf) }));
+      } else if (p.op === 'edit') {
+        // Processed alone (see the autobatcher): the filter reads the published state.
+        if (t !== tasks[0]) throw new Error('a document edition must come first in its batch');
+        const counts = await editDocuments(engine, existing, work, p);
+        outcomes.set(t.uid, succeeded({ ...t.details, ...counts }));
       } else {
         throw new Error(`unexpected task in a documents batch: ${p.op}`);
       }
       st = work;
     } catch (e) {
-      outcomes.set(t.uid, failed(failureDetails(t), e));
+      outcomes.set(t.uid, failed(failureDetails(t), aboutIndex(uid, e)));
     }
   }
   // Like the reference, a batch that had to create its index keeps it even when every task failed.
@@ -217,12 +233,55 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
 }
 
 function deletionDetails(t: BatchTask, deleted: number): Record<string, unknown> | null {
+  if (t.params.op === 'edit') return { ...t.details, editedDocuments: 0, deletedDocuments: deleted };
   return t.details ? { ...t.details, deletedDocuments: deleted } : null;
+}
+
+/** Runs an edition function over the documents its filter keeps; any error fails the whole task. */
+async function editDocuments(
+  engine: Engine,
+  existing: IndexHandle | null,
+  work: DocState,
+  p: Extract<IndexOperation, { op: 'edit' }>,
+): Promise<{ editedDocuments: number; deletedDocuments: number }> {
+  const run = new Interpreter(compileEdition(p.function), TASK_LIMITS);
+  const context = p.context ? fromJson(p.context) : undefined;
+  const filtered = p.filter !== null && p.filter !== undefined;
+  // A blank filter reaching the log is refused here too, not read as every document.
+  if (filtered) parseRequiredFilter(p.filter, { code: 'invalid_document_filter', containsFilter: true });
+  const docids = !existing
+    ? []
+    : filtered
+      ? [...(filterDocids(existing, p.filter, { code: 'invalid_document_filter', containsFilter: true }) ?? [])].sort((a, b) => a - b)
+      : work.existingDocids();
+  let edited = 0;
+  let deleted = 0;
+  const yielder = new Yielder();
+  for (let i = 0; i < docids.length; i += 1000) {
+    const chunk = docids.slice(i, i + 1000);
+    await work.load(chunk.filter((d) => !work.changed.has(d)));
+    for (const docid of chunk) {
+      const doc = await work.current(docid);
+      if (!doc) continue;
+      const r = editDocument(run, doc, context, work.primaryKey);
+      if (r.kind === 'deleted') {
+        deleteDocids(work, [docid], new Map([[docid, extractDocumentId(doc, work.primaryKey!)]]));
+        deleted++;
+      } else if (r.kind === 'edited') {
+        work.changed.set(docid, r.doc);
+        edited++;
+      }
+      // Editions run for a while on large indexes: heartbeats and searches get their turns.
+      await yielder.maybe();
+    }
+  }
+  return { editedDocuments: edited, deletedDocuments: deleted };
 }
 
 function failureDetails(t: BatchTask): Record<string, unknown> | null {
   const p = t.params;
   if (p.op === 'documents') return { ...t.details, indexedDocuments: 0 };
+  if (p.op === 'edit') return { ...t.details, editedDocuments: 0, deletedDocuments: 0 };
   return deletionDetails(t, 0);
 }
 
@@ -381,10 +440,12 @@ async function processSettingsTasks(engine: Engine, tasks: BatchTask[], at: numb
 export async function processBatch(engine: Engine, tasks: BatchTask[], at: number): Promise<ProcessedBatch> {
   const first = tasks[0]!;
   const op = first.params.op;
-  if (op === 'documents' || op === 'deleteIds' || op === 'deleteFilter' || op === 'clear') {
+  if (op === 'documents' || op === 'deleteIds' || op === 'deleteFilter' || op === 'clear' || op === 'edit') {
     return processDocumentTasks(engine, tasks, at);
   }
   if (op === 'settings') return processSettingsTasks(engine, tasks, at);
   if (tasks.length !== 1) throw new Error(`a ${first.type} task must be processed alone`);
+  if (op === 'dsrUpdate' || op === 'dsrDelete' || op === 'dsrClear') return processRuleTask(engine, first, at);
+  if (op === 'network') return processNetworkTask(engine.network, first);
   return processIndexTask(engine, first, at);
 }

@@ -49,7 +49,7 @@ export async function processIndexTask(engine: Engine, t: BatchTask, at: number)
         if (h.meta.docCount > 0) {
           return fail(
             t,
-            new ApiError('index_primary_key_already_exists', `Index already has a primary key: \`${h.meta.primaryKey}\`.`),
+            new ApiError('index_primary_key_already_exists', `Index \`${uid}\`: Index already has a primary key: \`${h.meta.primaryKey}\`.`),
           );
         }
         meta.primaryKey = p.primaryKey;

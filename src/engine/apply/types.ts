@@ -4,6 +4,7 @@
 import type { ErrorBody } from '../../errors/api-error.js';
 import type { WriteBatch } from '../../store/kv.js';
 import type { Doc } from '../documents/primary-key.js';
+import type { Network } from '../network/network.js';
 
 /** One change an index operation makes, as the engine carries it out. */
 export type IndexOperation =
@@ -16,7 +17,15 @@ export type IndexOperation =
   | { op: 'createIndex'; primaryKey: string | null }
   | { op: 'updateIndex'; primaryKey: string | null | undefined; newUid: string | null }
   | { op: 'deleteIndex' }
-  | { op: 'swap'; swaps: { indexes: [string, string]; rename: boolean }[] };
+  | { op: 'swap'; swaps: { indexes: [string, string]; rename: boolean }[] }
+  /** Runs `function` (Rhai) on the documents `filter` keeps (all without one), with `context` in scope. */
+  | { op: 'edit'; function: string; filter: unknown; context: Record<string, unknown> | null }
+  /** Creates or partly changes a dynamic search rule. */
+  | { op: 'dsrUpdate'; uid: string; update: Record<string, unknown> }
+  | { op: 'dsrDelete'; uid: string }
+  | { op: 'dsrClear' }
+  /** Puts a network in effect (decided, with its version, when the change was requested). */
+  | { op: 'network'; network: Network };
 
 /** An operation in a batch, with the task it comes from. */
 export interface BatchTask {

@@ -22,6 +22,9 @@ import { SemanticPlan } from '../vector/hybrid-search.js';
 import { documentVectors } from '../vector/semantic-search.js';
 import { checkAttributesToSearchOn, executeSearch, sortContext, type RankedHit } from './rank-query.js';
 import type { MatchingStrategy } from './levels.js';
+import { hydrateForeignKeys } from '../documents/foreign-keys.js';
+import { pinnedHit, placePins, resolvePins, withoutPinned, withPinnedUniverse } from './pins.js';
+import type { SearchRuleStore } from '../search-rules/rules.js';
 
 export const DEFAULT_LIMIT = 20;
 export const DEFAULT_CROP_LENGTH = 10;
@@ -131,6 +134,8 @@ export interface SearchRun {
   settings: IndexSettings;
   hits: Doc[];
   ranked: RankedHit[];
+  /** With `separatePins`: the pinned hits, left out of `hits`, for the caller to place. */
+  pinned: { hit: Doc; ranked: RankedHit; position: number }[];
   /** Candidates before the maxTotalHits cap. */
   candidates: number;
   facets: FacetsResult | null;
@@ -145,6 +150,12 @@ export interface SearchOptions {
   containsFilter?: boolean;
   /** Errors about the index's own configuration carry ``Index `uid`: `` (single-index search). */
   indexPrefix?: boolean;
+  /** Dynamic search rules to apply (the `dynamicSearchRules` feature is on). */
+  searchRules?: SearchRuleStore | null;
+  /** Pins are returned apart instead of placed in the window (a federated search places them in its merged list). */
+  separatePins?: boolean;
+  /** The `foreignKeys` feature is on: referenced documents are shown in place of their ids. */
+  foreignKeys?: boolean;
 }
 
 /** Documents the filter keeps, as a mask by docid; null when it keeps every document. */
@@ -173,13 +184,20 @@ export async function runSearch(
   }
   const facets = q.facets ?? null;
   scoped(() => checkAttributesToSearchOn(state, settings, q.attributesToSearchOn ?? null));
-  const allowed = allowedDocs(handle, state, q.filter, opts);
+  const filtered = allowedDocs(handle, state, q.filter, opts);
   const threshold = q.rankingScoreThreshold ?? null;
   const maxTotalHits = settings.pagination.maxTotalHits;
   const wantScores = !!(q.showRankingScore || q.showRankingScoreDetails || window.scores);
+  const distinctAttr = q.distinct ?? settings.distinctAttribute ?? null;
+  const distinctOf = distinctAttr ? (d: number) => distinctKeys(state.records[d], distinctAttr) : null;
+  // Pinned documents are kept out of the organic search, which then fills the other positions.
+  const pins = opts.searchRules ? resolvePins(handle, opts.searchRules.pinsFor(uid, q.q, Date.now()), filtered, distinctOf) : [];
+  const allowed = pins.length > 0 ? withoutPinned(state, filtered, pins, distinctOf) : filtered;
+  const placing = pins.length > 0 && !opts.separatePins;
+  const organic = placing ? { ...window, offset: 0, limit: window.offset + window.limit } : window;
   // With `hybrid`/`vector` the keyword search runs as the semantic plan says, then both merge.
   const ai = SemanticPlan.of(handle, q);
-  const kw = ai ? ai.keywordWindow(window) : { q: q.q ?? null, offset: window.offset, limit: window.limit };
+  const kw = ai ? ai.keywordWindow(organic) : { q: q.q ?? null, offset: organic.offset, limit: organic.limit };
   let outcome = executeSearch(state, settings, {
     q: kw.q,
     offset: kw.offset,
@@ -188,7 +206,7 @@ export async function runSearch(
     matchingStrategy: q.matchingStrategy ?? 'last',
     attributesToSearchOn: q.attributesToSearchOn ?? null,
     sort,
-    distinct: q.distinct ?? settings.distinctAttribute ?? null,
+    distinct: distinctAttr,
     rankingScoreThreshold: threshold,
     locales: q.locales ?? null,
     allowed,
@@ -196,14 +214,18 @@ export async function runSearch(
     scores: wantScores || ai !== null,
   }, engine.scratch);
   if (ai) {
-    const distinctAttr = q.distinct ?? settings.distinctAttribute ?? null;
     const ordering = {
-      distinct: distinctAttr ? (d: number) => distinctKeys(state.records[d], distinctAttr) : null,
+      distinct: distinctOf,
       order: { ...semanticRules(settings.rankingRules, sort), ctx: sortContext(state, engine.scratch) },
     };
-    outcome = { ...outcome, ...(await ai.merge(outcome, window, allowed, threshold, ordering)) };
+    outcome = { ...outcome, ...(await ai.merge(outcome, organic, allowed, threshold, ordering)) };
   }
-  const docs = await engine.readDocs(engine.store, handle, outcome.hits.map((h) => h.docid));
+  const pinnedRanked = pins.map((p) => ({ item: pinnedHit(p), position: p.position }));
+  const shown = placing ? placePins(outcome.hits, pinnedRanked).slice(window.offset, window.offset + window.limit) : outcome.hits;
+  const apart = opts.separatePins ? pinnedRanked.map((p) => p.item) : [];
+  const positionOf = new Map(pins.map((p) => [p.docid, p.position]));
+  const listed = [...shown, ...apart];
+  const docs = await engine.readDocs(engine.store, handle, listed.map((h) => h.docid));
   const formatter = new HitFormatter(state, outcome.units, {
     attributesToHighlight: q.attributesToHighlight ?? null,
     attributesToCrop: q.attributesToCrop ?? null,
@@ -215,8 +237,8 @@ export async function runSearch(
     retrieve: q.attributesToRetrieve ?? null,
     locales: q.locales ?? null,
   });
-  const hits: Doc[] = [];
-  const ranked: RankedHit[] = [];
+  let hits: Doc[] = [];
+  let ranked: RankedHit[] = [];
   const geoSort = sort.find((c) => c.geo)?.geo;
   docs.forEach((doc, i) => {
     if (!doc) return;
@@ -226,12 +248,12 @@ export async function runSearch(
       delete displayed['_vectors'];
     }
     const hit: Doc = { ...projectFields(displayed, q.attributesToRetrieve ?? null) };
-    const meters = geoSort ? geoDistance(facetStateOf(handle), outcome.hits[i]!.docid, geoSort.lat, geoSort.lng) : null;
+    const meters = geoSort ? geoDistance(facetStateOf(handle), listed[i]!.docid, geoSort.lat, geoSort.lng) : null;
     if (meters !== null) hit['_geoDistance'] = meters;
     const { formatted, matches } = formatter.format(displayed);
     if (formatted) hit['_formatted'] = formatted;
     if (matches) hit['_matchesPosition'] = matches;
-    const r = outcome.hits[i]!;
+    const r = listed[i]!;
     if (q.showRankingScore) hit['_rankingScore'] = r.score;
     if (q.showRankingScoreDetails) hit['_rankingScoreDetails'] = r.details;
     hits.push(hit);
@@ -239,17 +261,31 @@ export async function runSearch(
   });
   const vectorsShown = settings.displayedAttributes.includes('*') || settings.displayedAttributes.includes('_vectors');
   if (q.retrieveVectors && vectorsShown) {
-    const docOf = new Map(outcome.hits.map((r, i) => [r.docid, docs[i]]));
+    const docOf = new Map(listed.map((r, i) => [r.docid, docs[i]]));
     for (const [i, hit] of hits.entries()) hit['_vectors'] = await documentVectors(handle, ranked[i]!.docid, docOf.get(ranked[i]!.docid) ?? {});
   }
-  const facetOut = facets ? facetDistribution(handle, outcome.universe, facets) : null;
+  if (opts.foreignKeys) await hydrateForeignKeys(engine, settings, hits);
+  // Pinned documents count among the results, matching the query or not.
+  const universe = withPinnedUniverse(outcome.universe, pins);
+  const facetOut = facets ? facetDistribution(handle, universe, facets) : null;
+  // Pins asked apart were listed after the organic hits.
+  const pinned: SearchRun['pinned'] = [];
+  if (apart.length > 0) {
+    const isApart = new Set(apart.map((a) => a.docid));
+    ranked.forEach((r, i) => {
+      if (isApart.has(r.docid)) pinned.push({ hit: hits[i]!, ranked: r, position: positionOf.get(r.docid)! });
+    });
+    hits = hits.filter((_, i) => !isApart.has(ranked[i]!.docid));
+    ranked = ranked.filter((r) => !isApart.has(r.docid));
+  }
   return {
     settings,
     hits,
     ranked,
-    candidates: outcome.candidates,
+    pinned,
+    candidates: outcome.candidates + pins.length,
     facets: facetOut,
-    universe: outcome.universe,
+    universe,
     primaryKey: handle.meta.primaryKey,
     semantic: ai ? { hitCount: ai.semanticHitCount, queryVector: ai.queryVector } : null,
   };

@@ -9,7 +9,7 @@ import type { Doc } from '../documents/primary-key.js';
 import { localScore, mergeRank, type Rank } from '../ranking/rank.js';
 import type { RankedHit, ScoreValue } from './rank-query.js';
 
-type Weighted = { score: number } | { sort: { ascending: boolean; value: unknown } };
+export type Weighted = { score: number } | { sort: { ascending: boolean; value: unknown } };
 
 /** Adjacent ranks merged into one score, times the query's weight. */
 export function weightedValues(values: readonly ScoreValue[], weight: number): Weighted[] {
@@ -71,45 +71,77 @@ export interface FederatedQueryHits {
 
 export interface MergedHit {
   hit: Doc;
-  ranked: RankedHit;
+  /** Null for a hit another instance found (a remote query). */
+  ranked: RankedHit | null;
   indexUid: string;
   queryIndex: number;
   weightedScore: number;
+  /** The hit's weighted score rule by rule, as the merge compares them. */
+  weighted: Weighted[];
 }
 
-/** Merges the queries' hit lists (each already in rank order) into one. */
-export function mergeFederated(queries: readonly FederatedQueryHits[]): MergedHit[] {
-  const heads = queries.map(() => 0);
-  const prepared = queries.map((q) => q.ranked.map((r) => weightedValues(r.values, q.weight)));
+/** A rule's weighted score as instances exchange them (the reference's `WeightedScoreValue`). */
+export type WireScore =
+  | { weightedScore: number }
+  | { sort: { asc: boolean; value: unknown } }
+  | { geoSort: { asc: boolean; distance: number | null } }
+  | { vectorSort: number };
+
+export function toWire(values: readonly Weighted[]): WireScore[] {
+  return values.map((v) => ('score' in v ? { weightedScore: v.score } : { sort: { asc: v.sort.ascending, value: v.sort.value } }));
+}
+
+/** Null when `raw` is not a list of weighted score values. */
+export function fromWire(raw: unknown): Weighted[] | null {
+  if (!Array.isArray(raw)) return null;
+  const out: Weighted[] = [];
+  for (const v of raw as Record<string, unknown>[]) {
+    if (typeof v !== 'object' || v === null) return null;
+    if (typeof v['weightedScore'] === 'number') out.push({ score: v['weightedScore'] });
+    else if (typeof v['vectorSort'] === 'number') out.push({ score: v['vectorSort'] });
+    else if (typeof v['sort'] === 'object' && v['sort'] !== null) {
+      const s = v['sort'] as { asc?: unknown; value?: unknown };
+      out.push({ sort: { ascending: s.asc === true, value: s.value } });
+    } else if (typeof v['geoSort'] === 'object' && v['geoSort'] !== null) {
+      const s = v['geoSort'] as { asc?: unknown; distance?: unknown };
+      out.push({ sort: { ascending: s.asc === true, value: s.distance ?? null } });
+    } else return null;
+  }
+  return out;
+}
+
+/**
+ * Merges lists of hits, each already in rank order (one per local query, one per remote
+ * instance), into one: rule by rule, the weighted global score when the rules cannot be
+ * compared, and the earlier query on ties.
+ */
+export function mergeFederated(queries: readonly FederatedQueryHits[], remote: readonly MergedHit[][] = []): MergedHit[] {
+  const lists: MergedHit[][] = queries.map((q) =>
+    q.hits.map((hit, k) => {
+      const ranked = q.ranked[k]!;
+      return { hit, ranked, indexUid: q.indexUid, queryIndex: q.queryIndex, weightedScore: ranked.score * q.weight, weighted: weightedValues(ranked.values, q.weight) };
+    }),
+  );
+  for (const l of remote) lists.push(l);
+  const heads = lists.map(() => 0);
   const out: MergedHit[] = [];
   for (;;) {
     let best = -1;
-    for (let i = 0; i < queries.length; i++) {
-      if (heads[i]! >= queries[i]!.hits.length) continue;
+    for (let i = 0; i < lists.length; i++) {
+      if (heads[i]! >= lists[i]!.length) continue;
       if (best < 0) {
         best = i;
         continue;
       }
-      const a = prepared[i]![heads[i]!]!;
-      const b = prepared[best]![heads[best]!]!;
-      let c = comparePartial(a, b);
-      if (c === null || c === 0) {
-        const sa = queries[i]!.ranked[heads[i]!]!.score * queries[i]!.weight;
-        const sb = queries[best]!.ranked[heads[best]!]!.score * queries[best]!.weight;
-        c = c === null ? sa - sb : 0;
-      }
+      const a = lists[i]![heads[i]!]!;
+      const b = lists[best]![heads[best]!]!;
+      let c = comparePartial(a.weighted, b.weighted);
+      if (c === null) c = a.weightedScore - b.weightedScore;
+      if (c === 0) c = b.queryIndex - a.queryIndex;
       if (c > 0) best = i;
     }
     if (best < 0) break;
-    const q = queries[best]!;
-    const k = heads[best]!++;
-    out.push({
-      hit: q.hits[k]!,
-      ranked: q.ranked[k]!,
-      indexUid: q.indexUid,
-      queryIndex: q.queryIndex,
-      weightedScore: q.ranked[k]!.score * q.weight,
-    });
+    out.push(lists[best]![heads[best]!++]!);
   }
   return out;
 }

@@ -10,7 +10,8 @@ import { countValues, MAX_FILTER_VALUES, parseFilter, tooManyFilterValues, type 
 import { distinctKeys } from '../fulltext/field-values.js';
 import { searchStateOf } from '../fulltext/fulltext-index.js';
 import { paginationFields, performSearch, runSearch, searchWindow, type SearchOptions, type SearchQuery } from './answer-query.js';
-import { mergeFederated, type FederatedQueryHits } from './federation.js';
+import { mergeFederated, toWire, weightedValues, type FederatedQueryHits, type MergedHit } from './federation.js';
+import { placePins } from './pins.js';
 
 /** Most queries one multi-search may hold: each is a whole search, run one after the other. */
 export const MAX_MULTI_SEARCH_QUERIES = 100;
@@ -32,6 +33,27 @@ export interface Federation {
 
 export interface MultiSearchOptions extends SearchOptions {
   includeMetadata: boolean;
+}
+
+/** What other instances found for the queries sent to them, ready to merge (see `network/`). */
+export interface RemoteHits {
+  lists: MergedHit[][];
+  estimatedTotalHits: number;
+  processingTimeMs: number;
+  /** Each index's facets as each remote counted them. */
+  facetsByIndex: Record<string, FacetsResult[]>;
+}
+
+export interface FederatedOptions extends MultiSearchOptions {
+  /** Some queries went to other instances: local hits are tagged with `self`, theirs merged in. */
+  remote?: { self: string | null; hits: Promise<RemoteHits> };
+  /** Another instance sent this search: each hit carries its weighted scores, for that instance's merge. */
+  proxied?: boolean;
+}
+
+/** A query's position: its own, unless the instance that sent it here gave the original one. */
+function positionOf(item: MultiSearchItem, i: number): number {
+  return item.federationOptions?.queryPosition ?? i;
 }
 
 /** An error about query `i`, worded as the reference words it. */
@@ -88,8 +110,9 @@ export async function multiSearch(engine: Engine, items: readonly MultiSearchIte
 
 const PAGINATION = ['offset', 'limit', 'page', 'hitsPerPage'] as const;
 
-function checkFederatedItems(items: readonly MultiSearchItem[]): void {
-  items.forEach((item, i) => {
+export function checkFederatedItems(items: readonly MultiSearchItem[]): void {
+  items.forEach((item, at) => {
+    const i = positionOf(item, at);
     for (const key of PAGINATION) {
       if (item[key] !== undefined) {
         throw new ApiError(
@@ -127,8 +150,11 @@ function mergeFacetResults(parts: FacetsResult[], maxValues: number): FacetsResu
   return { facetDistribution: dist, facetStats: stats };
 }
 
-/** Facets of each index asked for, over the candidates of every query on that index. */
-function federatedFacets(engine: Engine, fed: Federation, universes: Map<string, Uint32Array[]>): Record<string, unknown> {
+/**
+ * Facets of each index asked for, over the candidates of every query on that index, with the
+ * counts other instances made of the same index added.
+ */
+function federatedFacets(engine: Engine, fed: Federation, universes: Map<string, Uint32Array[]>, remote: Record<string, FacetsResult[]>): Record<string, unknown> {
   const byIndex: Record<string, { distribution: FacetsResult['facetDistribution']; stats: FacetsResult['facetStats'] }> = {};
   const parts: FacetsResult[] = [];
   for (const [uid, facets] of Object.entries(fed.facetsByIndex ?? {})) {
@@ -136,7 +162,9 @@ function federatedFacets(engine: Engine, fed: Federation, universes: Map<string,
     const names = facets ?? [];
     const all = new Set<number>();
     for (const u of universes.get(uid) ?? []) for (const d of u) all.add(d);
-    const f = facetDistribution(handle, Uint32Array.from(all).sort(), names);
+    const own = facetDistribution(handle, Uint32Array.from(all).sort(), names);
+    const others = remote[uid] ?? [];
+    const f = others.length > 0 ? mergeFacetResults([own, ...others], handle.meta.settings.faceting.maxValuesPerFacet) : own;
     byIndex[uid] = { distribution: f.facetDistribution, stats: f.facetStats };
     parts.push(f);
   }
@@ -147,22 +175,29 @@ function federatedFacets(engine: Engine, fed: Federation, universes: Map<string,
   return { facetsByIndex: byIndex };
 }
 
-/** The queries' hits merged into one list, paginated as one search. */
-export async function federatedSearch(engine: Engine, items: readonly MultiSearchItem[], fed: Federation, opts: MultiSearchOptions): Promise<Record<string, unknown>> {
+/** The queries' hits merged into one list (with those of other instances), paginated as one search. */
+export async function federatedSearch(engine: Engine, items: readonly MultiSearchItem[], fed: Federation, opts: FederatedOptions): Promise<Record<string, unknown>> {
   const started = performance.now();
   checkMultiSearchSize(items);
   checkFederatedItems(items);
   // Federated pagination is not capped by any index's maxTotalHits.
   const w = searchWindow(fed, Infinity);
   const lists: FederatedQueryHits[] = [];
+  const pins: { item: MergedHit; position: number }[] = [];
   const universes = new Map<string, Uint32Array[]>();
   let total = 0;
-  for (let i = 0; i < items.length; i++) {
-    const { indexUid, federationOptions, ...q } = items[i]!;
+  for (let at = 0; at < items.length; at++) {
+    const { indexUid, federationOptions, ...q } = items[at]!;
+    const i = positionOf(items[at]!, at);
     try {
-      const run = await runSearch(engine, indexUid, q, { offset: 0, limit: w.offset + w.limit, exhaustive: w.finite, scores: true }, opts);
-      total += Math.min(run.candidates, run.settings.pagination.maxTotalHits);
-      lists.push({ indexUid, queryIndex: i, weight: federationOptions?.weight ?? 1, hits: run.hits, ranked: run.ranked });
+      const run = await runSearch(engine, indexUid, q, { offset: 0, limit: w.offset + w.limit, exhaustive: w.finite, scores: true }, { ...opts, separatePins: true });
+      total += Math.min(run.candidates, run.settings.pagination.maxTotalHits) - run.pinned.length;
+      const weight = federationOptions?.weight ?? 1;
+      lists.push({ indexUid, queryIndex: i, weight, hits: run.hits, ranked: run.ranked });
+      for (const p of run.pinned) {
+        const weighted = weightedValues(p.ranked.values, weight);
+        pins.push({ item: { hit: p.hit, ranked: p.ranked, indexUid, queryIndex: i, weightedScore: p.ranked.score * weight, weighted }, position: p.position });
+      }
       const u = universes.get(indexUid) ?? [];
       u.push(run.universe);
       universes.set(indexUid, u);
@@ -170,11 +205,21 @@ export async function federatedSearch(engine: Engine, items: readonly MultiSearc
       throw inside(i, e);
     }
   }
-  let merged = mergeFederated(lists);
+  const remote = opts.remote ? await opts.remote.hits : null;
+  total += remote?.estimatedTotalHits ?? 0;
+  // Pinned documents take their positions in the merged list, once each (queries in order).
+  const pinKey = (m: MergedHit) => `${m.indexUid}\u0000${m.ranked?.docid}`;
+  const placed = new Set<string>();
+  const uniquePins = pins.filter((p) => !placed.has(pinKey(p.item)) && placed.add(pinKey(p.item))).sort((a, b) => a.position - b.position);
+  total += uniquePins.length;
+  const organic = mergeFederated(lists, remote?.lists ?? []).filter((m) => m.ranked === null || !placed.has(pinKey(m)));
+  let merged = placePins(organic, uniquePins);
   if (fed.distinct) {
     const field = fed.distinct;
     const seen = new Set<string>();
     merged = merged.filter((m) => {
+      // Another instance's hits were made distinct there.
+      if (m.ranked === null) return true;
       const state = searchStateOf(engine.getIndex(m.indexUid));
       const keys = state ? distinctKeys(state.records[m.ranked.docid], field) : [];
       if (keys.some((k) => seen.has(k))) {
@@ -185,17 +230,19 @@ export async function federatedSearch(engine: Engine, items: readonly MultiSearc
       return true;
     });
   }
-  const hits = merged.slice(w.offset, w.offset + w.limit).map((m) => ({
-    ...m.hit,
-    _federation: { indexUid: m.indexUid, queriesPosition: m.queryIndex, weightedRankingScore: m.weightedScore },
-  }));
+  const hits = merged.slice(w.offset, w.offset + w.limit).map((m) => {
+    if (m.ranked === null) return m.hit;
+    const federation: Record<string, unknown> = { indexUid: m.indexUid, queriesPosition: m.queryIndex, weightedRankingScore: m.weightedScore };
+    if (opts.remote && !opts.proxied) federation['remote'] = opts.remote.self;
+    if (opts.proxied) federation['weightedScoreValues'] = toWire(m.weighted);
+    return { ...m.hit, _federation: federation };
+  });
   const out: Record<string, unknown> = { hits, processingTimeMs: 0, ...paginationFields(w, fed, total) };
-  if (fed.facetsByIndex) Object.assign(out, federatedFacets(engine, fed, universes));
-  out['processingTimeMs'] = Math.floor(performance.now() - started);
+  if (fed.facetsByIndex) Object.assign(out, federatedFacets(engine, fed, universes, remote?.facetsByIndex ?? {}));
+  out['processingTimeMs'] = Math.max(Math.floor(performance.now() - started), remote?.processingTimeMs ?? 0);
   out['requestUid'] = uuidv7();
   if (opts.includeMetadata) {
     out['metadata'] = items.map((item) => ({ queryUid: uuidv7(), indexUid: item.indexUid, primaryKey: engine.getIndex(item.indexUid).meta.primaryKey }));
   }
   return out;
 }
-

@@ -1,4 +1,5 @@
 import { ApiError } from '../../errors/api-error.js';
+import { invalidIndexUidMessage, isValidIndexUid } from '../indexes/index-uid.js';
 import {
   at,
   expectArray,
@@ -14,6 +15,7 @@ import {
   expectUint,
   index,
   invalidValue,
+  missingField,
   sortedKeys,
   U8_MAX,
   unknownValue,
@@ -343,4 +345,22 @@ export const LOCALE_CODES: readonly string[] = [
 /** The three-letter form of an accepted locale, or undefined. */
 export function canonicalLocale(code: string): string | undefined {
   return TO_THREE.get(code);
+}
+
+/** The experimental `foreignKeys` setting: fields of this index holding ids of another index's documents. */
+export function parseForeignKeys(v: unknown, ctx: VCtx): { foreignIndexUid: string; fieldName: string }[] {
+  const seen = new Set<string>();
+  return expectArray(v, ctx).map((item, i) => {
+    const c = index(ctx, i);
+    const obj = expectFields(item, c, ['foreignIndexUid', 'fieldName']);
+    if (!('foreignIndexUid' in obj)) throw missingField(c, 'foreignIndexUid');
+    if (!('fieldName' in obj)) throw missingField(c, 'fieldName');
+    const foreignIndexUid = expectString(obj['foreignIndexUid'], at(c, 'foreignIndexUid'));
+    if (!isValidIndexUid(foreignIndexUid)) throw invalidValue(at(c, 'foreignIndexUid'), invalidIndexUidMessage(foreignIndexUid));
+    const fieldName = expectString(obj['fieldName'], at(c, 'fieldName'));
+    if (fieldName.trim() === '') throw invalidValue(at(c, 'fieldName'), 'the field name cannot be empty');
+    if (seen.has(fieldName)) throw invalidValue(at(c, 'fieldName'), `\`${fieldName}\` already has a foreign key: a field refers to one index`);
+    seen.add(fieldName);
+    return { foreignIndexUid, fieldName };
+  });
 }

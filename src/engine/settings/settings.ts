@@ -53,6 +53,8 @@ export interface IndexSettings {
   prefixSearch: 'indexingTime' | 'disabled';
   chat: Record<string, unknown>;
   vectorStore: 'stable' | 'experimental';
+  /** Fields holding ids of another index's documents, shown in place of the ids (experimental). */
+  foreignKeys: { foreignIndexUid: string; fieldName: string }[];
 }
 
 export const DEFAULT_RANKING_RULES = ['words', 'typo', 'proximity', 'attribute', 'sort', 'exactness'];
@@ -87,6 +89,7 @@ export function defaultSettings(): IndexSettings {
     prefixSearch: 'indexingTime',
     chat: {},
     vectorStore: 'stable',
+    foreignKeys: [],
   };
 }
 
@@ -150,9 +153,13 @@ export function settingView(s: IndexSettings, key: keyof IndexSettings): unknown
  * The whole settings object. Its typo tolerance shows the four fields the spec's default object
  * shows; `disableOnNumbers` appears once it is turned on, so that a set value is never hidden.
  */
-export function settingsView(s: IndexSettings): Record<string, unknown> {
+export function settingsView(s: IndexSettings, opts: { foreignKeys?: boolean } = {}): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of SETTINGS_VIEW_ORDER) out[key] = settingView(s, key);
+  for (const key of SETTINGS_VIEW_ORDER) {
+    out[key] = settingView(s, key);
+    // Listed, as by the reference, only while its experimental feature is on.
+    if (key === 'sortableAttributes' && opts.foreignKeys) out['foreignKeys'] = settingView(s, 'foreignKeys');
+  }
   const typo = out['typoTolerance'] as Record<string, unknown>;
   if (typo['disableOnNumbers'] === false) delete typo['disableOnNumbers'];
   return out;

@@ -1,9 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { requestGrant } from '../../auth/request-auth.js';
-import { normalizeDocumentId } from '../../engine/documents/primary-key.js';
+import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
-import { listDocuments, presentDocument } from '../../engine/documents/list-documents.js';
+import { listDocuments, presentDocument, type DocumentsQuery } from '../../engine/documents/list-documents.js';
+import { hydrateForeignKeys } from '../../engine/documents/foreign-keys.js';
+import { compileEdition, PREVIEW_DOCUMENTS, previewEdition } from '../../engine/documents/edit-by-function.js';
+import { fromJson } from '../../engine/rhai/values.js';
+import type { IndexHandle } from '../../engine/indexes/index-handle.js';
+import { filterDocids } from '../../engine/facets/index.js';
 import { parseRequiredFilter } from '../../engine/filter/filter-tree.js';
 import type { TaskSpec } from '../../tasks/task.js';
 import { bodyFormat, rawBody } from '../body.js';
@@ -11,6 +16,7 @@ import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, typeError } from '../schema.js';
 import { enqueueTask, writeQuery } from './params.js';
+import { endOfValue, serdePosition, serdeUnexpected } from '../../util/json-syntax.js';
 
 const fieldsSchema = s.array(s.string());
 const idsSchema = s.custom((v, ctx) => {
@@ -22,7 +28,8 @@ const idsSchema = s.custom((v, ctx) => {
     try {
       return normalizeDocumentId(id);
     } catch (e) {
-      throw new ApiError('invalid_document_ids', `Invalid value at \`${ctx.path}[${i}]\`: ${(e as Error).message}`);
+      const at = `${ctx.path}[${i}]`;
+      throw new ApiError('invalid_document_ids', ctx.mode === 'json' ? `In \`${at}\`: ${(e as Error).message}` : `Invalid value in parameter \`${at}\`: ${(e as Error).message}`);
     }
   });
 }, { type: 'array', items: { oneOf: [{ type: 'string' }, { type: 'integer' }] } });
@@ -60,9 +67,23 @@ const addQuery = s.object({
 });
 type AddQuery = ReturnType<typeof addQuery.validate>;
 
+/** The reference reads this body as a plain JSON list and words a body of another type as its parser does. */
+function idListOnly(raw: unknown, text: string): void {
+  if (Array.isArray(raw)) return;
+  const first = text.length - text.trimStart().length;
+  const at = raw !== null && typeof raw === 'object' ? first : endOfValue(text);
+  throw new ApiError('bad_request', `Json deserialize error: invalid type: ${serdeUnexpected(raw)}, expected a sequence ${serdePosition(text, at)}`);
+}
+
 const deleteBatchBody = s.array(s.any({ oneOf: [{ type: 'string' }, { type: 'integer' }] }));
 const deleteByFilterBody = s.object({
   filter: s.required(s.any({ oneOf: [{ type: 'string' }, { type: 'array' }] }), 'invalid_document_filter', 'missing_document_filter'),
+});
+
+const editBody = s.object({
+  function: s.required(s.string(), 'invalid_document_edition_function_filter', 'missing_document_edition_function'),
+  filter: s.field(s.any({ oneOf: [{ type: 'string' }, { type: 'array' }, { type: 'null' }] }), 'invalid_document_filter'),
+  context: s.field(s.any({ type: ['object', 'null'] }), 'invalid_document_edition_context'),
 });
 
 /** Ids one deletion by id may name: a million take a second or two to register. */
@@ -70,6 +91,18 @@ export const MAX_DELETE_BATCH_IDS = 1_000_000;
 
 function documentNotFound(id: string): ApiError {
   return new ApiError('document_not_found', `Document \`${id}\` not found.`);
+}
+
+/** Referenced documents in place of their ids, while the `foreignKeys` feature is on. */
+async function withForeign(ctx: AppContext, h: IndexHandle, docs: Doc[]): Promise<Doc[]> {
+  if (ctx.features.isEnabled('foreignKeys')) await hydrateForeignKeys(ctx.engine, h.meta.settings, docs);
+  return docs;
+}
+
+/** A page of documents as `listDocuments` gives it, references resolved. */
+async function documentsPage(ctx: AppContext, uid: string, p: DocumentsQuery) {
+  const page = await listDocuments(ctx.engine, uid, p, { containsFilter: ctx.features.isEnabled('containsFilter') });
+  return { ...page, results: await withForeign(ctx, ctx.engine.getIndex(uid), page.results) };
 }
 
 export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -83,7 +116,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.get',
     query: listQuery,
     status: 200,
-    handler: async (_req, _reply, { uid, query }) => listDocuments(ctx.engine, uid, query, containsFilter()),
+    handler: async (_req, _reply, { uid, query }) => documentsPage(ctx, uid, query),
   });
 
   route(app, {
@@ -94,7 +127,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.get',
     body: fetchBody,
     status: 200,
-    handler: async (_req, _reply, { uid, body }) => listDocuments(ctx.engine, uid, body, containsFilter()),
+    handler: async (_req, _reply, { uid, body }) => documentsPage(ctx, uid, body),
   });
 
   route(app, {
@@ -110,7 +143,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       const h = ctx.engine.getIndex(uid);
       const doc = await ctx.engine.getDocument(uid, id);
       if (!doc) throw documentNotFound(id);
-      return presentDocument(h, doc, query.fields, query.retrieveVectors);
+      return (await withForeign(ctx, h, [await presentDocument(h, doc, query.fields, query.retrieveVectors)]))[0];
     },
   });
 
@@ -197,6 +230,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.delete',
     query: writeQuery,
     body: deleteBatchBody,
+    precheck: idListOnly,
     largeBody: true,
     status: 202,
     handler: async (_req, _reply, { uid, query, body: raw }) => {
@@ -241,6 +275,46 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
         details: { providedIds: 0, deletedDocuments: null, originalFilter: JSON.stringify(f) },
         params: { op: 'deleteFilter', filter: f },
       }, query);
+    },
+  });
+
+  route(app, {
+    method: 'POST',
+    url: '/indexes/:indexUid/documents/edit',
+    summary: 'Edit documents with a function (Rhai): it runs on each document the `filter` keeps (all without one), with `doc` and `context` in scope; `doc = ()` deletes the document',
+    tags: ['Documents'],
+    action: 'documents.*',
+    query: writeQuery,
+    body: editBody,
+    status: 202,
+    errors: ['feature_not_enabled', 'missing_document_edition_function', 'invalid_document_edition_context', 'invalid_document_filter', 'bad_request', 'edit_documents_by_function_error'],
+    handler: async (_req, _reply, { uid, query, body }) => {
+      ctx.features.check('editDocumentsByFunction', 'Using the documents edit route');
+      const script = compileEdition(body.function);
+      const f = body.filter ?? null;
+      // A filter given must say something: a blank one would read as every document.
+      if (f !== null) parseRequiredFilter(f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
+      const c = body.context ?? null;
+      if (c !== null && (typeof c !== 'object' || Array.isArray(c))) throw new ApiError('invalid_document_edition_context', 'The context must be an object');
+      const context = c as Record<string, unknown> | null;
+      // The clock limit, on a sample of what the function will meet (see `previewEdition`).
+      const h = ctx.engine.indexes.get(uid);
+      if (h) {
+        const matched = filterDocids(h, f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
+        const ids = matched !== null ? [...matched.subarray(0, PREVIEW_DOCUMENTS)] : [...h.ext.values()].slice(0, PREVIEW_DOCUMENTS);
+        const sample = (await ctx.engine.readDocs(ctx.engine.store, h, ids)).filter((d): d is Doc => d !== null);
+        previewEdition(script, sample, context ? fromJson(context) : undefined, h.meta.primaryKey);
+      }
+      return enqueueTask(
+        ctx,
+        {
+          type: 'documentEdition',
+          indexUid: uid,
+          details: { deletedDocuments: null, editedDocuments: null, originalFilter: f === null ? null : JSON.stringify(f), context, function: body.function },
+          params: { op: 'edit', function: body.function, filter: f, context },
+        },
+        query,
+      );
     },
   });
 

@@ -16,6 +16,13 @@ import { facetSearchRoutes } from './facet-search.js';
 import { searchRoutes } from './search.js';
 import { multiSearchRoutes } from './multi-search.js';
 import { similarRoutes } from './similar.js';
+import { fieldRoutes } from './fields.js';
+import { renderRoutes } from './render.js';
+import { webhookRoutes } from './webhooks.js';
+import { logRoutes } from './logs.js';
+import { searchRuleRoutes } from './search-rules.js';
+import { chatRoutes } from './chats.js';
+import { networkRoutes } from './network.js';
 
 /** Every route of the API, on `app` (which records their descriptions for the OpenAPI document). */
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -33,6 +40,13 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   searchRoutes(app, ctx);
   multiSearchRoutes(app, ctx);
   similarRoutes(app, ctx);
+  fieldRoutes(app, ctx);
+  renderRoutes(app, ctx);
+  webhookRoutes(app, ctx);
+  logRoutes(app, ctx);
+  searchRuleRoutes(app, ctx);
+  chatRoutes(app, ctx);
+  networkRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);
   facetSearchRoutes(app, ctx);

@@ -6,13 +6,8 @@ import { rfc3339 } from '../../util/time.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { refuseImmutable, s, typeError } from '../schema.js';
-import { enqueueTask, writeQuery } from './params.js';
+import { enqueueTask, pageQuery, writeQuery } from './params.js';
 import { embeddingCounts } from '../../engine/vector/semantic-search.js';
-
-const listQuery = s.object({
-  offset: s.field(s.uint(), 'invalid_index_offset'),
-  limit: s.field(s.uint(), 'invalid_index_limit'),
-});
 
 const uidSchema = s.custom((v, ctx) => {
   if (typeof v !== 'string') {
@@ -74,7 +69,7 @@ export function indexRoutes(app: FastifyInstance, ctx: AppContext): void {
     summary: 'List indexes',
     tags: ['Indexes'],
     action: 'indexes.get',
-    query: listQuery,
+    query: pageQuery,
     status: 200,
     handler: async (req, _reply, { query: q }) => {
       const offset = q.offset ?? 0;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ACTIONS, invalidIndexPatternMessage, isGlobalAction, isValidIndexPattern } from '../../auth/actions.js';
-import { KeyStore, parseUuid, type ApiKey, type KeyOp, type NewKey } from '../../auth/key-store.js';
+import { parseUuid } from '../../util/uuid.js';
+import { KeyStore, type ApiKey, type KeyOp, type NewKey } from '../../auth/key-store.js';
 import { ApiError, type ErrorCode } from '../../errors/api-error.js';
 import { rfc3339 } from '../../util/time.js';
 import type { AppContext } from '../context.js';

@@ -1,12 +1,19 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../../errors/api-error.js';
+import { PROXY_SEARCH_HEADER, SEARCH_DEADLINE_MS, remoteHits, searchRemotes } from '../../network/remote-search.js';
+import type { Remote } from '../../engine/network/network.js';
 import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, valueError } from '../schema.js';
 import { includeMetadata } from './params.js';
+import { searchOptions } from './search.js';
 import { searchFields, toSearchQuery } from './search-params.js';
-import { federatedSearch, multiSearch, type MultiSearchItem } from '../../engine/search/multi-search.js';
+import {
+  checkFederatedItems, checkMultiSearchSize, federatedSearch, multiSearch, type Federation, type MultiSearchItem, type MultiSearchOptions,
+} from '../../engine/search/multi-search.js';
+import { searchWindow } from '../../engine/search/answer-query.js';
 
 const indexUidSchema = s.custom((v, ctx) => {
   const uid = s.string().parse(v, ctx);
@@ -64,6 +71,64 @@ function toSearchItem(item: ReturnType<typeof queryItem.validate>): MultiSearchI
   return { ...(toSearchQuery(item) as MultiSearchItem), indexUid: item.indexUid, federationOptions: item.federationOptions };
 }
 
+/** A federated search another instance sent here, for its own merge. */
+function isProxied(req: FastifyRequest): boolean {
+  const v = req.headers[PROXY_SEARCH_HEADER];
+  return (Array.isArray(v) ? v[0] : v)?.trim().toLowerCase() === 'true';
+}
+
+/**
+ * A federated search whose queries may name other instances (`federationOptions.remote`):
+ * those go to their remote, all at once, while the others run here; the engine merges both.
+ * A query naming this instance's own name stays here. The local queries keep their place in
+ * the request (`queryPosition`), which hits and errors report.
+ */
+async function federatedOverNetwork(
+  ctx: AppContext,
+  items: MultiSearchItem[],
+  /** The queries as the request gave them (tenant token rules added), for the remotes. */
+  bodies: readonly Record<string, unknown>[],
+  fed: Federation,
+  opts: MultiSearchOptions,
+  proxied: boolean,
+) {
+  if (proxied) ctx.features.check('network', 'Performing a remote federated search');
+  checkMultiSearchSize(items);
+  checkFederatedItems(items);
+  const network = ctx.engine.network.get();
+  const byRemote = new Map<string, { remote: Remote; queries: Record<string, unknown>[] }>();
+  const local: MultiSearchItem[] = [];
+  let hasRemote = false;
+  items.forEach((item, i) => {
+    const options = item.federationOptions ?? {};
+    const name = options.remote;
+    if (name !== undefined && name !== null) {
+      hasRemote = true;
+      ctx.features.check('network', 'Performing a remote federated search');
+      if (name !== network.self) {
+        const remote = ctx.engine.network.remote(name);
+        if (!remote) throw new ApiError('invalid_multi_search_remote', `Invalid \`queries[${i}].federation_options.remote\`: remote \`${name}\` is not registered`);
+        const entry = byRemote.get(name) ?? { remote, queries: [] };
+        // The remote is not told its own name (it need not know it), but the query's place.
+        const { federationOptions: _, ...query } = bodies[i]!;
+        entry.queries.push({ ...query, federationOptions: { weight: options.weight ?? 1, queryPosition: i } });
+        byRemote.set(name, entry);
+        return;
+      }
+    }
+    if (options.queryPosition !== undefined) ctx.features.check('network', 'Using `federationOptions.queryPosition`');
+    local.push({ ...item, federationOptions: { ...options, queryPosition: options.queryPosition ?? i } });
+  });
+  if (!hasRemote) return federatedSearch(ctx.engine, items, fed, { ...opts, proxied });
+  // Each remote returns the first hits of its own merge: offset and limit apply once, here.
+  const w = searchWindow(fed, Infinity);
+  const { page: _p, hitsPerPage: _h, mergeFacets: _m, ...rest } = fed;
+  const pending = searchRemotes(byRemote, { ...rest, offset: 0, limit: w.offset + w.limit }, Date.now() + SEARCH_DEADLINE_MS).then(remoteHits);
+  const out = await federatedSearch(ctx.engine, local, fed, { ...opts, proxied, remote: { self: network.self, hits: pending.then((r) => r.hits) } });
+  out['remoteErrors'] = (await pending).errors;
+  return out;
+}
+
 export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
     method: 'POST',
@@ -80,9 +145,9 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
         assertQueryIndexAuthorized(req, item.indexUid, i);
         item.filter = withSearchRules(req, item.indexUid, item.filter ?? null) as typeof item.filter;
       });
-      const opts = { includeMetadata: includeMetadata(req), containsFilter: ctx.features.isEnabled('containsFilter') };
+      const opts = { includeMetadata: includeMetadata(req), ...searchOptions(ctx) };
       const queries = body.queries.map(toSearchItem);
-      return body.federation ? federatedSearch(ctx.engine, queries, body.federation, opts) : multiSearch(ctx.engine, queries, opts);
+      return body.federation ? federatedOverNetwork(ctx, queries, body.queries, body.federation, opts, isProxied(req)) : multiSearch(ctx.engine, queries, opts);
     },
   });
 }

@@ -3,6 +3,12 @@ import { taskSummary, type TaskSpec } from '../../tasks/task.js';
 import type { AppContext } from '../context.js';
 import { s } from '../schema.js';
 
+/** `offset` and `limit` of a paginated list (indexes, chat workspaces). */
+export const pageQuery = s.object({
+  offset: s.field(s.uint(), 'invalid_index_offset'),
+  limit: s.field(s.uint(), 'invalid_index_limit'),
+});
+
 /** `customMetadata`, accepted by every write route and echoed in the task. */
 function customMetadata(q: { customMetadata?: string | undefined }): { customMetadata?: string } {
   return q.customMetadata !== undefined ? { customMetadata: q.customMetadata } : {};

@@ -89,7 +89,7 @@ export function settingsRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'settings.get',
     status: 200,
     errors: ['index_not_found'],
-    handler: async (_req, _reply, { uid }) => settingsView(ctx.engine.getIndex(uid).meta.settings),
+    handler: async (_req, _reply, { uid }) => settingsView(ctx.engine.getIndex(uid).meta.settings, { foreignKeys: ctx.features.isEnabled('foreignKeys') }),
   });
 
   route(app, {

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { indexVisibility } from '../../auth/request-auth.js';
 import { ApiError } from '../../errors/api-error.js';
@@ -6,6 +7,7 @@ import { batchView } from '../../tasks/batch.js';
 import { FILTER_PARAMS, matchesTask, parseFilterParam, type FilterParam, type TaskFilter } from '../../tasks/task-filter.js';
 import { taskView, type TaskRecord } from '../../tasks/task.js';
 import { enqueueTask } from './params.js';
+import { PAYLOADS } from '../../tasks/task-queue.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
 import { s, type FieldDef } from '../schema.js';
@@ -74,6 +76,13 @@ function paginate<T>(items: T[], uidOf: (t: T) => number, paging: { limit: numbe
   return { page, total: sorted.length, from: page.length > 0 ? uidOf(page[0]!) : null, next };
 }
 
+/** Documents as NDJSON, a few hundred lines per chunk, so a large payload streams out. */
+function* ndjsonChunks(docs: readonly unknown[]): Generator<string> {
+  for (let i = 0; i < docs.length; i += 256) {
+    yield docs.slice(i, i + 256).map((d) => JSON.stringify(d) + '\n').join('');
+  }
+}
+
 function originalFilter(req: FastifyRequest): string {
   const i = req.url.indexOf('?');
   return i >= 0 ? req.url.slice(i) : '?';
@@ -124,6 +133,20 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
     },
   });
 
+  /** A task uid from the path, parsed as the reference does; a task of another key's indexes is not found. */
+  const visibleTask = async (req: FastifyRequest): Promise<TaskRecord> => {
+    const raw = (req.params as { taskUid: string }).taskUid;
+    if (!/^\d+$/.test(raw) || Number(raw) > 0xffffffff) {
+      throw new ApiError('invalid_task_uids', `Invalid value in parameter \`taskUid\`: could not parse \`${raw}\` as a positive integer`);
+    }
+    const uid = Number(raw);
+    // Enqueued through another node a moment ago: the log entry may not be applied here yet.
+    if (uid >= ctx.queue.nextTaskUid) await ctx.replicator.catchUp(CATCH_UP_MS);
+    const t = ctx.queue.get(uid);
+    if (!t || taskVisibility(req)?.(t) === false) throw new ApiError('task_not_found', `Task \`${raw}\` not found.`);
+    return t;
+  };
+
   route(app, {
     method: 'GET',
     url: '/tasks/:taskUid',
@@ -132,17 +155,31 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'tasks.get',
     status: 200,
     responseSchema: { $ref: '#/components/schemas/Task' },
-    handler: async (req) => {
-      const raw = (req.params as { taskUid: string }).taskUid;
-      if (!/^\d+$/.test(raw) || Number(raw) > 0xffffffff) {
-        throw new ApiError('invalid_task_uids', `Invalid value in parameter \`taskUid\`: could not parse \`${raw}\` as a positive integer`);
+    handler: async (req) => taskView(reported(await visibleTask(req))),
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/tasks/:taskUid/documents',
+    summary: 'The documents a document addition or update task received, one JSON object per line (kept as long as the task)',
+    tags: ['Tasks'],
+    action: 'tasks.get',
+    status: 200,
+    responseMediaType: 'application/x-ndjson',
+    errors: ['feature_not_enabled', 'invalid_task_uids', 'task_not_found', 'task_file_not_found'],
+    handler: async (req, reply) => {
+      ctx.features.check('getTaskDocumentsRoute', 'Getting the documents of an enqueued task');
+      const t = await visibleTask(req);
+      const payload = t.params.op === 'documents' ? await ctx.engine.store.get(PAYLOADS.key(t.uid)) : null;
+      if (!payload) {
+        throw new ApiError(
+          'task_file_not_found',
+          `Task \`${t.uid}\` does not contain any documents. Only \`documentAdditionOrUpdate\` tasks contain documents`,
+        );
       }
-      const uid = Number(raw);
-      // Enqueued through another node a moment ago: the log entry may not be applied here yet.
-      if (uid >= ctx.queue.nextTaskUid) await ctx.replicator.catchUp(CATCH_UP_MS);
-      const t = ctx.queue.get(uid);
-      if (!t || taskVisibility(req)?.(t) === false) throw new ApiError('task_not_found', `Task \`${raw}\` not found.`);
-      return taskView(reported(t));
+      const docs = JSON.parse(payload.toString()) as unknown[];
+      reply.header('content-type', 'application/x-ndjson');
+      return reply.send(Readable.from(ndjsonChunks(docs)));
     },
   });
 

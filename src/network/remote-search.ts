@@ -1,0 +1,207 @@
+// The queries of a federated search meant for other instances (`federationOptions.remote`):
+// each remote gets one federated multi-search of its queries, with its search key and the
+// `Meili-Proxy-Search` header, which makes it add each hit's weighted score values to
+// `_federation` so that its hits can be merged with the local ones rule by rule. A remote that
+// fails is reported under `remoteErrors`, as the reference does, and the search goes on
+// without its hits.
+
+import { ApiError, toErrorBody, type ErrorBody } from '../errors/api-error.js';
+import type { Remote } from '../engine/network/network.js';
+import { fromWire, type MergedHit } from '../engine/search/federation.js';
+import type { RemoteHits } from '../engine/search/multi-search.js';
+
+/** The header marking a search proxied from another instance. */
+export const PROXY_SEARCH_HEADER = 'meili-proxy-search';
+
+/** How long a remote may take, at most (the whole search gets `SEARCH_DEADLINE_MS`). */
+const REMOTE_DEADLINE_MS = 5_000;
+export const SEARCH_DEADLINE_MS = 9_000;
+/** Attempts after the first for what may pass (unreachable, `5xx`, an unreadable answer). */
+const RETRIES = 3;
+
+export interface RemoteAnswer {
+  name: string;
+  hits: Record<string, unknown>[];
+  estimatedTotalHits: number;
+  processingTimeMs: number;
+  facetsByIndex: Record<string, { distribution: Record<string, Record<string, number>>; stats: Record<string, { min: number; max: number }> }>;
+}
+
+export interface RemoteSearchOutcome {
+  results: RemoteAnswer[];
+  errors: Record<string, ErrorBody>;
+}
+
+const HINT_VERSION = '\n  - hint: check that the remote instance is a Trine or Meilisearch instance running the same version';
+
+function fromRemote(text: string | null): string {
+  return text === null ? '' : `:\n  - response from remote: ${text}`;
+}
+
+/** An error's JSON as one line, or the text as it came. */
+function shownBody(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return text;
+  }
+}
+
+class Attempt extends Error {
+  constructor(
+    readonly error: ApiError,
+    readonly retry: boolean,
+  ) {
+    super(error.message);
+  }
+}
+
+function missing(path: string): ApiError {
+  return new ApiError('remote_bad_response', `remote hit does not contain \`${path}\`${HINT_VERSION}`);
+}
+
+/** Checks each hit carries what the merge needs, and marks it with the remote's name. */
+function checkHits(name: string, hits: unknown[]): Record<string, unknown>[] {
+  return hits.map((h) => {
+    const hit = h as Record<string, unknown>;
+    const fed = hit['_federation'];
+    if (fed === undefined) throw missing('._federation');
+    if (typeof fed !== 'object' || fed === null || Array.isArray(fed)) {
+      throw new ApiError('remote_bad_response', `remote hit contains an unexpected value at path \`._federation\`: expected map, received \`${JSON.stringify(fed)}\`${HINT_VERSION}`);
+    }
+    const f = fed as Record<string, unknown>;
+    if (!('weightedScoreValues' in f)) throw missing('._federation.weightedScoreValues');
+    if (!('weightedRankingScore' in f)) throw missing('._federation.weightedRankingScore');
+    if (typeof f['weightedRankingScore'] !== 'number') {
+      throw new ApiError(
+        'remote_bad_response',
+        `remote hit contains an unexpected value at path \`._federation.weightedRankingScore\`: expected number, received \`${JSON.stringify(f['weightedRankingScore'])}\`${HINT_VERSION}`,
+      );
+    }
+    if (!Number.isInteger(f['queriesPosition'])) throw missing('._federation.queriesPosition');
+    f['remote'] = name;
+    return hit;
+  });
+}
+
+async function attempt(remote: Remote, body: string, deadline: number): Promise<Omit<RemoteAnswer, 'name'>> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', [PROXY_SEARCH_HEADER]: 'true' };
+  if (remote.searchApiKey !== null) headers['authorization'] = `Bearer ${remote.searchApiKey}`;
+  const left = deadline - Date.now();
+  if (left <= 0) throw new Attempt(new ApiError('remote_timeout', 'remote host did not answer before the deadline'), false);
+  let r: Response;
+  let text: string;
+  try {
+    r = await fetch(`${remote.url.replace(/\/+$/, '')}/multi-search`, { method: 'POST', headers, body, signal: AbortSignal.timeout(left) });
+    text = await r.text();
+  } catch (e) {
+    const err = e as Error;
+    if (err.name === 'TimeoutError' || err.name === 'AbortError') {
+      throw new Attempt(new ApiError('remote_timeout', 'remote host did not answer before the deadline'), false);
+    }
+    const cause = err.cause instanceof Error ? err.cause.message : err.message;
+    throw new Attempt(new ApiError('remote_could_not_send_request', `error sending request: ${cause}`), true);
+  }
+  if (r.status === 401 || r.status === 403) {
+    throw new Attempt(
+      new ApiError('remote_invalid_api_key', 'could not authenticate against the remote host\n  - hint: check that the remote instance was registered with a valid API key having the `search` action'),
+      false,
+    );
+  }
+  if (r.status >= 400 && r.status < 500) {
+    throw new Attempt(
+      new ApiError(
+        'remote_bad_request',
+        `remote host responded with code ${r.status}${fromRemote(shownBody(text))}\n  - hint: check that the remote instance has the correct index configuration for that request\n  - hint: check that the \`network\` experimental feature is enabled on the remote instance`,
+      ),
+      false,
+    );
+  }
+  if (r.status >= 500) throw new Attempt(new ApiError('remote_remote_error', `remote host responded with code ${r.status}${fromRemote(shownBody(text))}`), true);
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+    if (!Array.isArray(parsed['hits'])) throw new Error('no hits');
+  } catch {
+    throw new Attempt(new ApiError('remote_bad_response', `could not parse response from the remote host as a federated search response${fromRemote(shownBody(text))}${HINT_VERSION}`), true);
+  }
+  const total = parsed['estimatedTotalHits'] ?? parsed['totalHits'];
+  return {
+    hits: parsed['hits'] as Record<string, unknown>[],
+    estimatedTotalHits: typeof total === 'number' ? total : 0,
+    processingTimeMs: typeof parsed['processingTimeMs'] === 'number' ? parsed['processingTimeMs'] : 0,
+    facetsByIndex: (parsed['facetsByIndex'] ?? {}) as RemoteAnswer['facetsByIndex'],
+  };
+}
+
+async function searchOne(name: string, remote: Remote, body: string, deadline: number): Promise<RemoteAnswer> {
+  const until = Math.min(deadline, Date.now() + REMOTE_DEADLINE_MS);
+  for (let i = 0; ; i++) {
+    try {
+      const out = await attempt(remote, body, until);
+      return { name, ...out, hits: checkHits(name, out.hits) };
+    } catch (e) {
+      if (!(e instanceof Attempt)) throw e;
+      if (!e.retry || i >= RETRIES) throw e.error;
+      // A short pause, a little longer each time, never above 100 ms.
+      await new Promise((r) => setTimeout(r, Math.min(100, 5 * 2 ** i) * (1 + Math.random())));
+    }
+  }
+}
+
+/**
+ * Sends each remote its queries as one federated search (`offset` 0, `limit` the hits the
+ * whole search needs, facets not merged there) and gathers the answers and the failures.
+ */
+export async function searchRemotes(
+  byRemote: Map<string, { remote: Remote; queries: Record<string, unknown>[] }>,
+  federation: Record<string, unknown>,
+  deadline: number,
+): Promise<RemoteSearchOutcome> {
+  const names = [...byRemote.keys()].sort();
+  const settled = await Promise.allSettled(
+    names.map((name) => {
+      const { remote, queries } = byRemote.get(name)!;
+      return searchOne(name, remote, JSON.stringify({ queries, federation }), deadline);
+    }),
+  );
+  const out: RemoteSearchOutcome = { results: [], errors: {} };
+  settled.forEach((s, i) => {
+    if (s.status === 'fulfilled') out.results.push(s.value);
+    else out.errors[names[i]!] = toErrorBody(s.reason);
+  });
+  return out;
+}
+
+/**
+ * The remotes' answers as lists the engine merges with its own hits (each hit's weighted score
+ * values read, then dropped from `_federation`); a remote whose hits cannot be read this way
+ * joins the errors.
+ */
+export function remoteHits(outcome: RemoteSearchOutcome): { hits: RemoteHits; errors: Record<string, ErrorBody> } {
+  const errors = { ...outcome.errors };
+  const hits: RemoteHits = { lists: [], estimatedTotalHits: 0, processingTimeMs: 0, facetsByIndex: {} };
+  for (const r of outcome.results) {
+    const list: MergedHit[] = [];
+    let readable = true;
+    for (const hit of r.hits) {
+      const f = hit['_federation'] as Record<string, unknown>;
+      const weighted = fromWire(f['weightedScoreValues']);
+      if (weighted === null) {
+        readable = false;
+        break;
+      }
+      delete f['weightedScoreValues'];
+      list.push({ hit, ranked: null, indexUid: String(f['indexUid']), queryIndex: f['queriesPosition'] as number, weightedScore: f['weightedRankingScore'] as number, weighted });
+    }
+    if (!readable) {
+      errors[r.name] = toErrorBody(new ApiError('remote_bad_response', 'could not parse weighted score values in the remote hit'));
+      continue;
+    }
+    hits.lists.push(list);
+    hits.estimatedTotalHits += r.estimatedTotalHits;
+    hits.processingTimeMs = Math.max(hits.processingTimeMs, r.processingTimeMs);
+    for (const [uid, f] of Object.entries(r.facetsByIndex)) (hits.facetsByIndex[uid] ??= []).push({ facetDistribution: f.distribution, facetStats: f.stats });
+  }
+  return { hits, errors };
+}
