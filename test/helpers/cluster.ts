@@ -73,7 +73,13 @@ export class TestCluster {
         }
       }
     }
-    await Promise.all(c.ids.map((_, i) => c.startNode(i)));
+    // One node failing to start must not leave the others running: the caller gets no cluster to close.
+    const started = await Promise.allSettled(c.ids.map((_, i) => c.startNode(i)));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await c.stop();
+      throw failed.reason;
+    }
     return c;
   }
 

@@ -108,7 +108,10 @@ export async function spawnNode(flags: string[] = [], dir = tempDir(), port?: nu
     } catch {
       // not listening yet
     }
-    if (Date.now() - started > 20_000) throw new Error(`node did not start: ${out}`);
+    if (Date.now() - started > 20_000) {
+      proc.kill('SIGKILL');
+      throw new Error(`node did not start: ${out}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
