@@ -80,7 +80,12 @@ export class Engine {
 
   async openHandle(meta: IndexMeta): Promise<IndexHandle> {
     const space = IndexHandle.searchSpaceOf(meta.id);
-    const search = await this.structures.open({ store: this.store, space, settings: meta.settings, embeddings: this.embeddings });
+    const docs = IndexHandle.documentSpaceOf(meta.id);
+    const store = this.store;
+    async function* documents(): AsyncGenerator<[number, Doc]> {
+      for await (const e of store.scan({ prefix: docs.prefix })) yield [decodeUint(docs.strip(e.key)), JSON.parse(e.value.toString()) as Doc];
+    }
+    const search = await this.structures.open({ store, space, settings: meta.settings, embeddings: this.embeddings, documents });
     return new IndexHandle(meta, new Map(), search);
   }
 

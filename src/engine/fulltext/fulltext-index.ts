@@ -9,9 +9,13 @@ import type {
   DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory,
 } from '../structures/search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
+import type { WriteBatch } from '../../store/kv.js';
 import { valueAttributes } from './field-values.js';
-import { applyChanges, buildFromDocuments, emptyState, type IndexState, type StagedState } from './index-state.js';
-import { IndexKeys, loadState, writeDelta, writeFull } from './persistence.js';
+import { applyChanges, buildFromDocuments, emptyState, stateFromStored, type IndexState, type StagedState } from './index-state.js';
+import {
+  deleteSegment, IndexKeys, putDictionary, putMeta, putSegment, putWords, readStored,
+} from './persistence.js';
+import { CorruptStructureError } from './blob-codec.js';
 import { buildSynonyms } from './synonyms.js';
 import { FieldRules } from './field-table.js';
 import { Yielder } from './yielder.js';
@@ -41,17 +45,37 @@ function withSettings(state: IndexState, settings: IndexSettings): IndexState {
   };
 }
 
+/** What opening found wrong with the stored structures, when they had to be rebuilt (for logs and tests). */
+export interface OpenReport {
+  rebuilt: string | null;
+}
+
 export class TrineSearchIndex implements SearchIndex {
   private constructor(
     private readonly keys: IndexKeys,
     private current: IndexState,
+    readonly opened: OpenReport,
   ) {}
 
   static async open(ctx: SearchIndexContext): Promise<TrineSearchIndex> {
     // A child space of its own, so other structures can share the index's search space.
     const keys = new IndexKeys(ctx.space.child('t'));
-    const state = await loadState(ctx.store, keys, ctx.settings, new Yielder());
-    return new TrineSearchIndex(keys, state);
+    try {
+      const stored = await readStored(ctx.store, keys);
+      const state = stored
+        ? stateFromStored(ctx.settings, stored.meta.names, stored.words, stored.dictionary, stored.segments)
+        : emptyState(ctx.settings);
+      return new TrineSearchIndex(keys, state, { rebuilt: null });
+    } catch (e) {
+      if (!(e instanceof CorruptStructureError) || !ctx.documents) throw e;
+      // Torn, damaged or of another format: never served; rebuilt from the documents.
+      const staged = await buildFromDocuments(ctx.settings, ctx.documents(), new Yielder());
+      const wb = ctx.store.batch();
+      writeStaged(wb, keys, staged);
+      await wb.commit({ sync: true });
+      staged.commitTables();
+      return new TrineSearchIndex(keys, staged.state, { rebuilt: e.message });
+    }
   }
 
   /** The published state; searches keep the one they started with. */
@@ -68,23 +92,13 @@ export class TrineSearchIndex implements SearchIndex {
       for (const c of changes) if (c.after) docs.push([c.docid, c.after]);
       if (!opts.reset) {
         // Settings and stored structures disagree: only a full rebuild can reconcile them.
-        for (let d = 0; d < base.records.length; d++) {
-          if (base.records[d] && !changes.some((c) => c.docid === d)) throw new Error('index structures are out of date with the settings');
-        }
+        const changed = new Set(changes.map((c) => c.docid));
+        for (const d of base.docids) if (!changed.has(d)) throw new Error('index structures are out of date with the settings');
       }
-      return this.full(await buildFromDocuments(settings, docs, yielder));
+      return this.publishing(await buildFromDocuments(settings, docs, yielder));
     }
     if (base.settings !== settings) base = withSettings(base, settings);
-    const staged = await applyChanges(base, changes, yielder);
-    const { words, base: wordBase } = newWordsOf(staged);
-    const changed = changes.map((c) => c.docid);
-    return {
-      write: (wb) => writeDelta(wb, this.keys, staged, changed, words, wordBase),
-      publish: () => {
-        staged.commitTables();
-        this.current = staged.state;
-      },
-    };
+    return this.publishing(await applyChanges(base, changes, yielder));
   }
 
   async rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings): Promise<PreparedIndexUpdate> {
@@ -92,13 +106,12 @@ export class TrineSearchIndex implements SearchIndex {
       const next = withSettings(this.current, settings);
       return { write() {}, publish: () => void (this.current = next) };
     }
-    return this.full(await buildFromDocuments(settings, docs(), new Yielder()));
+    return this.publishing(await buildFromDocuments(settings, docs(), new Yielder()));
   }
 
-  private full(staged: StagedState): PreparedIndexUpdate {
-    const { words } = newWordsOf(staged);
+  private publishing(staged: StagedState): PreparedIndexUpdate {
     return {
-      write: (wb) => writeFull(wb, this.keys, staged, words),
+      write: (wb) => writeStaged(wb, this.keys, staged),
       publish: () => {
         staged.commitTables();
         this.current = staged.state;
@@ -107,10 +120,23 @@ export class TrineSearchIndex implements SearchIndex {
   }
 }
 
+/** Writes what a staged state changes: new words, the meta, the segments added, merged and removed. */
+function writeStaged(wb: WriteBatch, keys: IndexKeys, staged: StagedState): void {
+  const s = staged.state;
+  const { changes } = staged;
+  const { words, base } = newWordsOf(staged);
+  if (changes.all) wb.delPrefix(keys.space.prefix);
+  putMeta(wb, keys, s.names.names, s.wordCount);
+  if (words.length > 0) putWords(wb, keys, words, base);
+  for (const seq of changes.removed) deleteSegment(wb, keys, seq);
+  for (const seg of changes.put) putSegment(wb, keys, seg);
+  if (changes.merged) putDictionary(wb, keys, s.sorted.ids);
+}
+
 /** Words a staged state adds to the shared table, in id order, and the id of the first. */
 function newWordsOf(staged: StagedState): { words: string[]; base: number } {
   const s = staged.state;
-  const base = s.words.size;
+  const base = staged.changes.all ? 0 : s.words.size;
   const n = s.wordCount - base;
   if (n <= 0) return { words: [], base };
   const words = new Array<string>(n);

@@ -29,6 +29,8 @@ export interface SearchIndexContext {
   settings: IndexSettings;
   /** Where indexing gets embeddings: the embedders themselves, or a cluster's exchange. */
   embeddings: EmbeddingSource;
+  /** The index's stored documents in docid order, to rebuild structures found damaged at open. */
+  documents?: () => AsyncIterable<[number, Doc]>;
 }
 
 export interface PrepareOptions {
