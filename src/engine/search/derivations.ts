@@ -129,7 +129,7 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
   const sources = unit.sources;
   const hl = unit.highlight;
   hl.words.push(word);
-  const exactId = state.words.id(word);
+  const exactId = state.sorted.idOf(word);
   if (exactId !== undefined) {
     const p = livePosting(state, exactId);
     if (p.docs.length > 0) {
@@ -187,7 +187,7 @@ function synonymSources(state: IndexState, key: string, unit: Unit): void {
   if (!alternatives) return;
   for (const alt of alternatives.slice(0, MAX_SYNONYM_PHRASES)) {
     if (alt.length === 1) {
-      const id = state.words.id(alt[0]!);
+      const id = state.sorted.idOf(alt[0]!);
       const p = id === undefined ? EMPTY_POSTING : livePosting(state, id);
       unit.highlight.words.push(alt[0]!);
       if (p.docs.length > 0) unit.sources.push({ posting: p, typo: 0, exact: false, wordId: id! });

@@ -8,7 +8,7 @@ import { EMPTY_POSTING, seekDoc, type Posting } from '../fulltext/postings.js';
 
 /** Posting list of a single word by its normalized form (empty when unknown). */
 export function wordPosting(state: IndexState, word: string): Posting {
-  const id = state.words.id(word);
+  const id = state.sorted.idOf(word);
   if (id === undefined || id >= state.wordCount) return EMPTY_POSTING;
   return postingOf(state, id);
 }
