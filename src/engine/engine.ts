@@ -24,6 +24,8 @@ export interface EngineParts {
   structures?: SearchIndexFactory;
   /** Where indexing gets embeddings: the embedders themselves by default, a cluster's exchange in a cluster. */
   embeddings?: EmbeddingSource;
+  /** Told when an index's stored structures were found damaged at open and rebuilt from its documents. */
+  onRebuilt?: (index: string, reason: string) => void;
 }
 
 /**
@@ -47,10 +49,11 @@ export class Engine {
     readonly store: KvStore,
     private readonly structures: SearchIndexFactory,
     private readonly embeddings: EmbeddingSource,
+    private readonly onRebuilt: EngineParts['onRebuilt'],
   ) {}
 
   static async open(store: KvStore, parts: EngineParts = {}): Promise<Engine> {
-    const engine = new Engine(store, parts.structures ?? defaultSearchFactory(), parts.embeddings ?? directSource);
+    const engine = new Engine(store, parts.structures ?? defaultSearchFactory(), parts.embeddings ?? directSource, parts.onRebuilt);
     await engine.load();
     return engine;
   }
@@ -85,7 +88,8 @@ export class Engine {
     async function* documents(): AsyncGenerator<[number, Doc]> {
       for await (const e of store.scan({ prefix: docs.prefix })) yield [decodeUint(docs.strip(e.key)), JSON.parse(e.value.toString()) as Doc];
     }
-    const search = await this.structures.open({ store, space, settings: meta.settings, embeddings: this.embeddings, documents });
+    const onRebuilt = (reason: string) => this.onRebuilt?.(meta.uid, reason);
+    const search = await this.structures.open({ store, space, settings: meta.settings, embeddings: this.embeddings, documents, onRebuilt });
     return new IndexHandle(meta, new Map(), search);
   }
 

@@ -48,11 +48,13 @@ export interface NodeDeps {
 /** Builds a node from the pieces: store, engine, task queue, log, executor, HTTP API. */
 export async function startNode(options: Options, deps: NodeDeps = {}): Promise<RunningNode> {
   // --import-dump / --import-snapshot build the database before it is opened.
-  await importAtStart(options, startupLogger(options.logLevel, deps.logStream));
+  const startLog = startupLogger(options.logLevel, deps.logStream);
+  await importAtStart(options, startLog);
   const store = await RocksStore.open(options.dbPath);
   // Embeddings for indexing come through the log (see docs/vector-search.md).
   const embeddings = new EmbeddingExchange();
-  const engine = await Engine.open(store, { embeddings });
+  const onRebuilt = (index: string, reason: string) => startLog.warn({ index, reason }, 'search structures found damaged at open were rebuilt from the documents');
+  const engine = await Engine.open(store, { embeddings, onRebuilt });
   const queue = new TaskQueue();
   await queue.load(store);
   const sm = new TaskStateMachine(store, queue);

@@ -74,6 +74,7 @@ export class TrineSearchIndex implements SearchIndex {
       writeStaged(wb, keys, staged);
       await wb.commit({ sync: true });
       staged.commitTables();
+      ctx.onRebuilt?.(e.message);
       return new TrineSearchIndex(keys, staged.state, { rebuilt: e.message });
     }
   }

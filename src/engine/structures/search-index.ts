@@ -31,6 +31,8 @@ export interface SearchIndexContext {
   embeddings: EmbeddingSource;
   /** The index's stored documents in docid order, to rebuild structures found damaged at open. */
   documents?: () => AsyncIterable<[number, Doc]>;
+  /** Told when stored structures were found damaged at open and rebuilt (why, in words). */
+  onRebuilt?: (reason: string) => void;
 }
 
 export interface PrepareOptions {
