@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { OptionsError, parseOptions, usage } from './config/options.js';
 import { startNode } from './server/node.js';
+import { banner } from './banner.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -19,6 +20,8 @@ async function main(): Promise<void> {
     throw e;
   }
   const node = await startNode(options);
+  // Readable logs start with the banner a person looks for; log shippers get the same in one JSON line.
+  if (options.logsMode === 'human') process.stdout.write(banner(options, node.url));
   if (options.masterKey !== null && Buffer.byteLength(options.masterKey) < 16) {
     node.app.log.warn('The master key is shorter than 16 bytes: fine for development, refused with --env production. Pick a longer, random key for anything exposed.');
   }

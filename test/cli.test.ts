@@ -48,6 +48,29 @@ describe('command line', () => {
     }
   });
 
+  it('writes readable logs under a banner by default in development, one JSON object a line with --experimental-logs-mode json', async () => {
+    expect(parseOptions([], {}).logsMode).toBe('human');
+    expect(parseOptions(['--env', 'production', '--master-key', 'a-master-key-of-32-bytes-at-least'], {}).logsMode).toBe('json');
+    expect(() => parseOptions(['--experimental-logs-mode', 'pretty'], {})).toThrow(/expected human or json, got `pretty`/);
+    const human = await spawnNode(['--log-level', 'info']);
+    const json = await spawnNode(['--log-level', 'info', '--experimental-logs-mode', 'json']);
+    try {
+      const out = human.output();
+      expect(out).toContain(`Server listening on:  "${human.url}"`);
+      expect(out).toContain('No master key was given');
+      expect(out).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z  INFO trine: Server listening at/m);
+      expect(out).toContain(`the API is open to anyone who can reach it url=${human.url} `);
+      const lines = json.output().split('\n').filter((l) => l.trim() !== '');
+      expect(lines.length).toBeGreaterThan(2);
+      for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
+      expect(json.output()).not.toContain('Server listening on:');
+    } finally {
+      await Promise.all([human.kill(), json.kill()]);
+      rmSync(human.dir, { recursive: true, force: true });
+      rmSync(json.dir, { recursive: true, force: true });
+    }
+  });
+
   it('prints every flag with --help', () => {
     const help = run(['--help']);
     expect(help.code).toBe(0);

@@ -5,6 +5,7 @@ import { processBatch } from '../engine/apply/apply-batch.js';
 import type { BatchTask, IndexOperation } from '../engine/apply/types.js';
 import type { Doc } from '../engine/documents/primary-key.js';
 import { Engine } from '../engine/engine.js';
+import type { EmbedderEnvironment } from '../engine/vector/embedder-environment.js';
 import { ExperimentalFeatures } from '../features/experimental-features.js';
 import type { KvStore } from '../store/kv.js';
 import { PAYLOADS, TaskQueue } from '../tasks/task-queue.js';
@@ -30,9 +31,9 @@ export interface DumpImportSummary {
  * features are written as they were. The dump is checked while it is read; the caller imports
  * into a scratch database and drops it if this throws.
  */
-export async function importDump(path: string, store: KvStore): Promise<DumpImportSummary> {
+export async function importDump(path: string, store: KvStore, embedderEnv?: EmbedderEnvironment): Promise<DumpImportSummary> {
   // A fresh node alone: embeddings are asked of the embedders directly.
-  const engine = await Engine.open(store);
+  const engine = await Engine.open(store, embedderEnv ? { embedderEnv } : {});
   const queue = new TaskQueue();
   const summary: DumpImportSummary = { indexes: 0, documents: 0, tasks: 0, keys: 0 };
   let index: IndexRecord | null = null;

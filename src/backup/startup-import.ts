@@ -10,6 +10,8 @@ import { importDump } from './dump-import.js';
 import { verifyDump } from './dump-format.js';
 import { BackupFileError } from './file-writer.js';
 import { loadSnapshotFile, verifySnapshotFile } from './snapshot-file.js';
+import { humanLine } from '../util/log-hub.js';
+import { embedderEnvironmentOf } from '../config/embedder-environment.js';
 
 export interface ImportLogger {
   info(obj: unknown, msg?: string): void;
@@ -22,11 +24,12 @@ const LEVELS = ['trace', 'debug', 'info', 'warn', 'error'];
  * JSON log lines for the import, which runs before the HTTP server (and its logger) exists;
  * same fields as the server's lines (`level` as pino numbers it, `time`, `msg`).
  */
-export function startupLogger(level: string, stream: { write(line: string): void } = process.stdout): ImportLogger {
+export function startupLogger(level: string, stream: { write(line: string): void } = process.stdout, mode: 'human' | 'json' = 'json'): ImportLogger {
   const min = level === 'off' ? Infinity : LEVELS.indexOf(level);
   const at = (name: 'info' | 'warn', num: number) => (obj: unknown, msg?: string) => {
     if (LEVELS.indexOf(name) < min) return;
-    stream.write(JSON.stringify({ level: num, time: Date.now(), ...(obj as object), msg }) + '\n');
+    const line = { level: num, time: Date.now(), ...(obj as object), msg };
+    stream.write(mode === 'json' ? JSON.stringify(line) + '\n' : humanLine(line, 'trine'));
   };
   return { info: at('info', 30), warn: at('warn', 40) };
 }
@@ -90,7 +93,7 @@ export async function importAtStart(options: Options, log: ImportLogger): Promis
       const { documents } = await verifyDump(file);
       log.info({ file, documents }, 'dump checked: importing');
       store = await RocksStore.open(scratch);
-      const summary = await importDump(file, store);
+      const summary = await importDump(file, store, embedderEnvironmentOf(options));
       await seedRaftState(store, options.nodeId, 1, 1);
       log.info({ file, ...summary, ms: Date.now() - started }, 'dump imported');
     } else {

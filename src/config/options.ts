@@ -1,3 +1,5 @@
+import { join as pathJoin } from 'node:path';
+import { DEFAULT_HUB_ENDPOINT } from '../engine/vector/hub-model/hub-cache.js';
 import { parseByteSize } from './byte-size.js';
 
 export type Env = 'development' | 'production';
@@ -25,6 +27,10 @@ export interface Options {
   join: string | null;
   /** PEM files for node-to-node TLS (all three or none). */
   raftTls: { cert: string; key: string; ca: string } | null;
+  /** HTTPS for the API (`--ssl-*`); null: plain HTTP. */
+  ssl: SslOptions | null;
+  /** How log lines are written to standard output. */
+  logsMode: 'human' | 'json';
   /** Applied entries between two snapshots of the Raft log. */
   raftSnapshotThreshold: number;
   /** How long a write may wait for a leader and a quorum before failing with `no_leader`. */
@@ -46,6 +52,16 @@ export interface Options {
   taskWebhook: { url: string; authorization: string | null } | null;
   /** How long one webhook notification attempt may take. */
   webhookTimeoutMs: number;
+  /** Cache of models fetched from the model hub for `hubModel` embedders. */
+  hubModelsDir: string;
+  /** The model hub's address (or an offline mirror's). */
+  hubEndpoint: string;
+  /** Token sent to the hub for gated or private models (`HF_TOKEN`). */
+  hubToken: string | null;
+  /** REST embedders: one request's timeout, attempts per chunk, longest wait between two. */
+  embedderTimeoutMs: number;
+  embedderAttempts: number;
+  embedderMaxRetryDelayMs: number;
 }
 
 export class OptionsError extends Error {}
@@ -60,6 +76,16 @@ interface FlagDef {
   default?: string;
 }
 
+export interface SslOptions {
+  certPath: string;
+  keyPath: string;
+  /** CA for client certificates. */
+  authPath: string | null;
+  requireAuth: boolean;
+  resumption: boolean;
+  tickets: boolean;
+}
+
 /** Every flag; the README's table is written from this list. */
 export const FLAGS: FlagDef[] = [
   { name: 'db-path', help: 'Directory of the node\'s database', default: './data' },
@@ -69,6 +95,13 @@ export const FLAGS: FlagDef[] = [
   { name: 'http-payload-size-limit', help: 'Largest accepted request body, e.g. "100 MB"', default: '100 MB' },
   { name: 'http-json-payload-size-limit', help: 'Largest JSON body of the routes that are not document uploads (search, settings, ...), at most the payload limit', default: '2 MiB' },
   { name: 'log-level', help: 'off, error, warn, info, debug or trace', default: 'info' },
+  { name: 'experimental-logs-mode', help: 'human (readable lines) or json (one JSON object a line); default human in development, json in production' },
+  { name: 'ssl-cert-path', help: 'PEM certificate (chain) to serve the API over HTTPS (with --ssl-key-path)' },
+  { name: 'ssl-key-path', help: 'PEM private key of --ssl-cert-path' },
+  { name: 'ssl-auth-path', help: 'PEM CA bundle: clients presenting a certificate must present one it signed' },
+  { name: 'ssl-require-auth', help: 'Refuse clients without a certificate signed by --ssl-auth-path', bare: true },
+  { name: 'ssl-resumption', help: 'Let clients resume TLS sessions (session ids)', bare: true },
+  { name: 'ssl-tickets', help: 'Let clients resume TLS sessions with session tickets', bare: true },
   { name: 'node-id', help: 'Stable id of this node in a cluster', default: 'n1' },
   { name: 'raft-addr', help: 'Address for node-to-node gRPC traffic (host:port); cluster mode only' },
   { name: 'peers', help: 'Cluster members as id=host:port,id=host:port (this node included); none = single node' },
@@ -92,6 +125,11 @@ export const FLAGS: FlagDef[] = [
   { name: 'task-webhook-url', help: 'URL notified with the tasks of every finished batch (shown in /webhooks, not editable there)' },
   { name: 'task-webhook-authorization-header', help: 'Authorization header value sent to --task-webhook-url' },
   { name: 'webhook-timeout', help: 'How long one webhook notification attempt may take, e.g. "30s"', default: '30s' },
+  { name: 'hub-models-dir', help: 'Cache of models downloaded from the model hub for hubModel embedders (default: <db-path>/hub-models)' },
+  { name: 'embedder-timeout', help: 'How long one request to an embedding server (rest, openAi, ollama) may take, e.g. "30s"', default: '30s' },
+  { name: 'embedder-attempts', help: 'Attempts to embed one chunk of texts before the task (or search) fails', default: '10' },
+  { name: 'embedder-max-retry-delay', help: 'Longest wait between two attempts (the backoff grows tenfold up to it), e.g. "60s"', default: '60s' },
+  { name: 'hub-endpoint', help: 'Model hub (or mirror) that hubModel embedders download from (default: HF_ENDPOINT, else https://huggingface.co)' },
 ];
 
 export function envVarName(flag: string): string {
@@ -224,6 +262,26 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     if (v === 'true') return true;
     throw new OptionsError(`--${name}: expected true or false, got \`${v}\`.`);
   };
+  const certPath = get('ssl-cert-path') ?? null;
+  const keyPath = get('ssl-key-path') ?? null;
+  if ((certPath === null) !== (keyPath === null)) {
+    throw new OptionsError('--ssl-cert-path and --ssl-key-path go together: give both to serve HTTPS, or neither.');
+  }
+  const authPath = get('ssl-auth-path') ?? null;
+  const sslOnly = ['ssl-auth-path', 'ssl-require-auth', 'ssl-resumption', 'ssl-tickets'].filter((n) => raw.has(n));
+  if (certPath === null && sslOnly.length > 0) {
+    throw new OptionsError(`--${sslOnly[0]} needs --ssl-cert-path and --ssl-key-path: it configures the API's HTTPS.`);
+  }
+  if (flag('ssl-require-auth') && authPath === null) {
+    throw new OptionsError('--ssl-require-auth needs --ssl-auth-path: the CA that client certificates must be signed by.');
+  }
+  const ssl: SslOptions | null = certPath === null || keyPath === null
+    ? null
+    : { certPath, keyPath, authPath, requireAuth: flag('ssl-require-auth'), resumption: flag('ssl-resumption'), tickets: flag('ssl-tickets') };
+  const logsMode = get('experimental-logs-mode') ?? (envName === 'production' ? 'json' : 'human');
+  if (logsMode !== 'human' && logsMode !== 'json') {
+    throw new OptionsError(`--experimental-logs-mode: expected human or json, got \`${logsMode}\`.`);
+  }
   const importDump = get('import-dump') ?? null;
   const importSnapshot = get('import-snapshot') ?? null;
   if (importDump !== null && importSnapshot !== null) {
@@ -250,6 +308,14 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (webhookAuth !== null && webhookUrl === null) {
     throw new OptionsError('--task-webhook-authorization-header needs --task-webhook-url: it is sent to that URL.');
   }
+  const attemptsText = get('embedder-attempts')!;
+  if (!/^\d+$/.test(attemptsText) || Number(attemptsText) < 1 || Number(attemptsText) > 100) {
+    throw new OptionsError(`--embedder-attempts: expected a number of attempts from 1 to 100, got \`${attemptsText}\`.`);
+  }
+  const hubEndpoint = (get('hub-endpoint') ?? env['HF_ENDPOINT'] ?? DEFAULT_HUB_ENDPOINT).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]/.test(hubEndpoint)) {
+    throw new OptionsError(`--hub-endpoint: expected an http:// or https:// address, got \`${hubEndpoint}\`.`);
+  }
   return {
     dbPath: get('db-path')!,
     httpAddr: parseHostPort('http-addr', get('http-addr')!),
@@ -264,6 +330,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     clusterSecret: get('cluster-secret') ?? null,
     join,
     raftTls: tlsSet === 3 ? { cert: tlsParts[0]!, key: tlsParts[1]!, ca: tlsParts[2]! } : null,
+    ssl,
+    logsMode,
     raftSnapshotThreshold: Number(thresholdText),
     writeTimeoutMs: parseDuration('write-timeout', get('write-timeout')!),
     taskQueueLimit: Number(queueLimitText),
@@ -278,5 +346,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     scheduleSnapshot: scheduleText === undefined ? null : Number(scheduleText),
     taskWebhook: webhookUrl === null ? null : { url: webhookUrl, authorization: webhookAuth },
     webhookTimeoutMs: parseDuration('webhook-timeout', get('webhook-timeout')!),
+    hubModelsDir: get('hub-models-dir') ?? pathJoin(get('db-path')!, 'hub-models'),
+    hubEndpoint,
+    hubToken: env['HF_TOKEN'] || null,
+    embedderTimeoutMs: parseDuration('embedder-timeout', get('embedder-timeout')!),
+    embedderAttempts: Number(attemptsText),
+    embedderMaxRetryDelayMs: parseDuration('embedder-max-retry-delay', get('embedder-max-retry-delay')!),
   };
 }

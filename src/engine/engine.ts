@@ -7,6 +7,7 @@ import type { SearchIndexFactory } from './structures/search-index.js';
 import { defaultSearchFactory } from './structures/default-structures.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
 import { directSource, type EmbeddingSource } from './vector/embedding-source.js';
+import { embedderEnvironment, type EmbedderEnvironment } from './vector/embedder-environment.js';
 import { SearchScratch } from './search/scratch.js';
 import { SearchRuleStore } from './search-rules/rules.js';
 import { NetworkStore } from './network/network.js';
@@ -24,6 +25,8 @@ export interface EngineParts {
   structures?: SearchIndexFactory;
   /** Where indexing gets embeddings: the embedders themselves by default, a cluster's exchange in a cluster. */
   embeddings?: EmbeddingSource;
+  /** Embedding servers' timeouts and retries, and where local models come from; defaults otherwise. */
+  embedderEnv?: EmbedderEnvironment;
   /** Told when an index's stored structures were found damaged at open and rebuilt from its documents. */
   onRebuilt?: (index: string, reason: string) => void;
 }
@@ -49,11 +52,18 @@ export class Engine {
     readonly store: KvStore,
     private readonly structures: SearchIndexFactory,
     private readonly embeddings: EmbeddingSource,
+    private readonly embedderEnv: EmbedderEnvironment,
     private readonly onRebuilt: EngineParts['onRebuilt'],
   ) {}
 
   static async open(store: KvStore, parts: EngineParts = {}): Promise<Engine> {
-    const engine = new Engine(store, parts.structures ?? defaultSearchFactory(), parts.embeddings ?? directSource, parts.onRebuilt);
+    const engine = new Engine(
+      store,
+      parts.structures ?? defaultSearchFactory(),
+      parts.embeddings ?? directSource,
+      parts.embedderEnv ?? embedderEnvironment(),
+      parts.onRebuilt,
+    );
     await engine.load();
     return engine;
   }
@@ -89,7 +99,9 @@ export class Engine {
       for await (const e of store.scan({ prefix: docs.prefix })) yield [decodeUint(docs.strip(e.key)), JSON.parse(e.value.toString()) as Doc];
     }
     const onRebuilt = (reason: string) => this.onRebuilt?.(meta.uid, reason);
-    const search = await this.structures.open({ store, space, settings: meta.settings, embeddings: this.embeddings, documents, onRebuilt });
+    const search = await this.structures.open({
+      store, space, settings: meta.settings, embeddings: this.embeddings, embedderEnv: this.embedderEnv, documents, onRebuilt,
+    });
     return new IndexHandle(meta, new Map(), search);
   }
 

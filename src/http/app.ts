@@ -10,6 +10,9 @@ import { uuidv7 } from '../util/uuid.js';
 import { clientErrorAnswer, fromFastifyError, sendApiError, unsupportedTransferEncoding, writeSocketError } from './framework-errors.js';
 import type { AppContext } from './context.js';
 import { registerRoutes } from './routes/index.js';
+import { httpsServerOptions, keepTlsSessions, refuseUnverifiedClientCertificates } from './https.js';
+import type { Server as HttpsServer } from 'node:https';
+import type { SecureServerOptions } from 'node:http2';
 
 const PINO_LEVEL: Record<string, string> = {
   off: 'silent',
@@ -23,11 +26,16 @@ const PINO_LEVEL: Record<string, string> = {
 export interface AppOptions {
   /** Where log lines go instead of standard output (tests read them). */
   logStream?: { write(line: string): void };
+  /** TLS settings already read from `--ssl-*` files (read before anything else starts). */
+  https?: SecureServerOptions;
 }
 
 export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<FastifyInstance> {
   const limit = ctx.options.httpPayloadSizeLimit;
+  const ssl = ctx.options.ssl;
+  const https = opts.https ?? (ssl ? httpsServerOptions(ssl) : null);
   const app = Fastify({
+    ...(https ? { https } : {}),
     logger: {
       level: PINO_LEVEL[ctx.options.logLevel] ?? 'info',
       ...(opts.logStream ? { stream: opts.logStream } : {}),
@@ -55,6 +63,8 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
       else socket.destroy();
     },
   });
+  if (ssl?.resumption) keepTlsSessions(app.server as unknown as HttpsServer);
+  if (ssl?.authPath && !ssl.requireAuth) refuseUnverifiedClientCertificates(app.server as unknown as HttpsServer);
   // Node answers an `Expect` other than `100-continue` with a bare 417 unless asked to decide.
   app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const api = new ApiError('expectation_failed', `The Expect header \`${String(req.headers.expect).slice(0, 200)}\` is not supported: only \`100-continue\` is.`);

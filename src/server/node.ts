@@ -2,9 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Options } from '../config/options.js';
 import { Engine } from '../engine/engine.js';
 import { buildApp } from '../http/app.js';
+import { httpsServerOptions } from '../http/https.js';
 import type { AppContext } from '../http/context.js';
 import { RaftReplicator } from '../replication/raft-replicator.js';
 import { EmbeddingExchange } from '../replication/embedding-exchange.js';
+import { embedderEnvironmentOf } from '../config/embedder-environment.js';
 import { Scheduler } from '../replication/scheduler.js';
 import { RocksStore } from '../store/rocks-store.js';
 import { Executor } from '../tasks/executor.js';
@@ -47,14 +49,16 @@ export interface NodeDeps {
 
 /** Builds a node from the pieces: store, engine, task queue, log, executor, HTTP API. */
 export async function startNode(options: Options, deps: NodeDeps = {}): Promise<RunningNode> {
+  // Unreadable certificate files stop the start before the database is opened.
+  const https = options.ssl ? httpsServerOptions(options.ssl) : undefined;
   // --import-dump / --import-snapshot build the database before it is opened.
-  const startLog = startupLogger(options.logLevel, deps.logStream);
+  const startLog = startupLogger(options.logLevel, deps.logStream, options.logsMode);
   await importAtStart(options, startLog);
   const store = await RocksStore.open(options.dbPath);
   // Embeddings for indexing come through the log (see docs/vector-search.md).
   const embeddings = new EmbeddingExchange();
   const onRebuilt = (index: string, reason: string) => startLog.warn({ index, reason }, 'search structures found damaged at open were rebuilt from the documents');
-  const engine = await Engine.open(store, { embeddings, onRebuilt });
+  const engine = await Engine.open(store, { embeddings, embedderEnv: embedderEnvironmentOf(options), onRebuilt });
   const queue = new TaskQueue();
   await queue.load(store);
   const sm = new TaskStateMachine(store, queue);
@@ -165,7 +169,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   executor.on('idle', () => scheduler?.poke());
 
   // Every line goes through the hub: standard output (or the given stream) and `/logs/stream`.
-  const logs = new LogHub(deps.logStream ?? process.stdout, LogTargets.level(options.logLevel));
+  const logs = new LogHub(deps.logStream ?? process.stdout, LogTargets.level(options.logLevel), options.logsMode);
   const ctx: AppContext = {
     options,
     engine,
@@ -210,7 +214,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     },
   };
 
-  app = await buildApp(ctx, { logStream: logs });
+  app = await buildApp(ctx, { logStream: logs, ...(https ? { https } : {}) });
   logs.setLevel = (level) => {
     app!.log.level = level;
   };
@@ -245,7 +249,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   return {
     app,
     ctx,
-    url: `http://${host}:${port}`,
+    url: `${options.ssl ? 'https' : 'http'}://${host}:${port}`,
     async close() {
       closing = true;
       stopSnapshots();

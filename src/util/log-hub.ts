@@ -120,6 +120,8 @@ export class LogHub {
   constructor(
     private readonly out: { write(line: string): void },
     private console: LogTargets,
+    /** How lines go to `out`: readable (`human`) or as pino writes them (`json`). */
+    private readonly consoleMode: 'human' | 'json' = 'json',
   ) {}
 
   write(raw: string): void {
@@ -129,7 +131,7 @@ export class LogHub {
       const l = parsed();
       const target = lineTarget(l);
       const level = typeof l['level'] === 'number' ? l['level'] : 30;
-      if (this.console.allows(target, level)) this.out.write(raw);
+      if (this.console.allows(target, level)) this.out.write(this.consoleMode === 'json' ? raw : humanLine(l, target));
       const listener = this.listener;
       if (listener && listener.targets.allows(target, level)) listener.write(listener.mode === 'json' ? (raw.endsWith('\n') ? raw : raw + '\n') : humanLine(l, target));
     } catch {

@@ -5,7 +5,7 @@ let t: TestNode;
 const stdout: string[] = [];
 
 beforeAll(async () => {
-  t = await startTestNode(['--log-level', 'warn'], undefined, { logStream: { write: (l: string) => void stdout.push(l) } });
+  t = await startTestNode(['--log-level', 'warn', '--experimental-logs-mode', 'json'], undefined, { logStream: { write: (l: string) => void stdout.push(l) } });
 });
 afterAll(async () => {
   await t.close();

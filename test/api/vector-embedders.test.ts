@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpTuning } from '../../src/engine/vector/http-embedder.js';
 import { startTestNode, type TestNode } from '../helpers/node.js';
 import { call, fakeEmbedding, fakeProvider, write, type FakeProvider } from '../helpers/vector-api.js';
 
@@ -7,18 +6,15 @@ let t: TestNode;
 let rest: FakeProvider;
 let local: FakeProvider;
 let hosted: FakeProvider;
-const saved = { ...httpTuning };
 
 beforeAll(async () => {
   // Failing providers give up fast in tests.
-  Object.assign(httpTuning, { timeoutMs: 300, maxRetryDelayMs: 5, attempts: 3 });
-  t = await startTestNode();
+  t = await startTestNode(['--embedder-timeout', '300ms', '--embedder-max-retry-delay', '5ms', '--embedder-attempts', '3']);
   rest = await fakeProvider((_p, body) => ({ results: body.inputs.map((x: { text: string }) => ({ vec: fakeEmbedding(x.text) })) }));
   local = await fakeProvider((path, body) => (path === '/api/embed' ? { embeddings: body.input.map((x: string) => fakeEmbedding(x)) } : { embedding: fakeEmbedding(body.prompt) }));
   hosted = await fakeProvider((_p, body) => ({ data: body.input.map((x: string, i: number) => ({ index: i, embedding: fakeEmbedding(x, 8) })) }));
 });
 afterAll(async () => {
-  Object.assign(httpTuning, saved);
   await t.close();
   await Promise.all([rest.close(), local.close(), hosted.close()]);
 });

@@ -1,5 +1,6 @@
 // Benchmark entry: `npm run bench -- <suite>`; the search suite when none is named, `all` for every suite but `scale`.
 import { runClusterBench } from './cluster.js';
+import { runEmbedBench } from './embed.js';
 import { runFilterBench } from './filters.js';
 import { runScaleBench } from './scale.js';
 import { runSearchBench } from './search.js';
@@ -10,6 +11,7 @@ const SUITES: Record<string, () => Promise<void>> = {
   filters: runFilterBench,
   cluster: runClusterBench,
   vectors: runVectorBench,
+  embed: runEmbedBench,
   scale: runScaleBench,
 };
 

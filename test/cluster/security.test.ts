@@ -1,12 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ClusterServiceClient } from '../../src/gen/trine/v1/cluster.js';
 import { TestCluster } from '../helpers/cluster.js';
 import { digest, waitConverged } from '../helpers/cluster-state.js';
 import { tempDir } from '../helpers/node.js';
+import { issueCert, makeCa } from '../helpers/certs.js';
 
 const certs = tempDir('trine-tls-');
 const clusters: TestCluster[] = [];
@@ -16,16 +15,11 @@ afterAll(async () => {
   rmSync(certs, { recursive: true, force: true });
 });
 
-/** A throwaway CA and one certificate for 127.0.0.1 (every test node listens there). */
+/** Every node presents the same certificate for 127.0.0.1 (every test node listens there). */
 function makeCerts(): string[] {
-  const f = (n: string) => join(certs, n);
-  const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  ssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '1', '-subj', '/CN=trine-test-ca');
-  ssl('req', ...ec, '-keyout', f('node.key'), '-out', f('node.csr'), '-subj', '/CN=127.0.0.1');
-  writeFileSync(f('san.ext'), 'subjectAltName=IP:127.0.0.1\n');
-  ssl('x509', '-req', '-in', f('node.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('node.pem'), '-days', '1', '-extfile', f('san.ext'));
-  return ['--raft-tls-cert', f('node.pem'), '--raft-tls-key', f('node.key'), '--raft-tls-ca', f('ca.pem')];
+  const ca = makeCa(certs, 'trine-test-ca');
+  const node = issueCert(certs, ca, 'node', '127.0.0.1');
+  return ['--raft-tls-cert', node.cert, '--raft-tls-key', node.key, '--raft-tls-ca', ca.cert];
 }
 
 async function post(url: string, doc: Record<string, unknown>): Promise<Response> {

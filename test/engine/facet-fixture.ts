@@ -10,6 +10,7 @@ import { FilterEvaluator } from '../../src/engine/filter/evaluate.js';
 import { parseFilter } from '../../src/engine/filter/filter-tree.js';
 import { FilterError } from '../../src/engine/filter/errors.js';
 import { directSource } from '../../src/engine/vector/embedding-source.js';
+import { embedderEnvironment } from '../../src/engine/vector/embedder-environment.js';
 
 /** A facet index on a real store in a temp dir, fed documents by docid like the batch processor does. */
 export class FacetFixture {
@@ -25,7 +26,7 @@ export class FacetFixture {
     const dir = mkdtempSync(join(tmpdir(), 'trine-facets-'));
     const store = await RocksStore.open(dir);
     const s = { ...defaultSettings(), ...settings };
-    const index = await FacetIndex.open({ store, space: new KeySpace('f'), settings: s, embeddings: directSource });
+    const index = await FacetIndex.open({ store, space: new KeySpace('f'), settings: s, embeddings: directSource, embedderEnv: embedderEnvironment() });
     return new FacetFixture(store, dir, index, s);
   }
 
@@ -75,7 +76,7 @@ export class FacetFixture {
 
   /** Opens the persisted index again, as a restart would. */
   async reopen(): Promise<void> {
-    this.index = await FacetIndex.open({ store: this.store, space: new KeySpace('f'), settings: this.settings, embeddings: directSource });
+    this.index = await FacetIndex.open({ store: this.store, space: new KeySpace('f'), settings: this.settings, embeddings: directSource, embedderEnv: embedderEnvironment() });
   }
 
   /** Docids a filter selects (sorted). */

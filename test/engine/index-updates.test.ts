@@ -13,6 +13,7 @@ import { KeySpace } from '../../src/store/keys.js';
 import { RocksStore } from '../../src/store/rocks-store.js';
 import { buildIndex, search } from './search-helpers.js';
 import { directSource } from '../../src/engine/vector/embedding-source.js';
+import { embedderEnvironment } from '../../src/engine/vector/embedder-environment.js';
 
 const initial: Doc[] = [
   { id: 1, title: 'The quick brown fox', tags: ['animal', 'fast'] },
@@ -102,7 +103,7 @@ describe('persistence', () => {
     const settings = { ...defaultSettings(), sortableAttributes: ['year'] };
     const space = new KeySpace('test').child('s');
     let store = await RocksStore.open(dir);
-    const idx = await TrineSearchIndex.open({ store, space, settings, embeddings: directSource });
+    const idx = await TrineSearchIndex.open({ store, space, settings, embeddings: directSource, embedderEnv: embedderEnvironment() });
     const apply = async (changes: DocChange[]) => {
       const u = await idx.prepare(changes, settings);
       const wb = store.batch();
@@ -115,7 +116,7 @@ describe('persistence', () => {
     const before = ['fox', 'brown', 'red', 'lazy', 'bread'].map((q) => hitsOf(search(idx.state, q)));
     await store.close();
     store = await RocksStore.open(dir);
-    const reopened = await TrineSearchIndex.open({ store, space, settings, embeddings: directSource });
+    const reopened = await TrineSearchIndex.open({ store, space, settings, embeddings: directSource, embedderEnv: embedderEnvironment() });
     const after = ['fox', 'brown', 'red', 'lazy', 'bread'].map((q) => hitsOf(search(reopened.state, q)));
     expect(after).toEqual(before);
     expect(search(reopened.state, null, { sort: [{ field: 'year', ascending: true }] }).hits.map((h) => h.docid)).toEqual([0, 2]);

@@ -13,7 +13,7 @@ type Line = Record<string, unknown> & { level: number; msg?: string; requestId?:
 async function nodeWithLogs(level: string): Promise<{ node: RunningNode; lines: Line[]; close(): Promise<void> }> {
   const dir = tempDir('trine-logs-');
   const lines: Line[] = [];
-  const options = parseOptions(['--db-path', dir, '--http-addr', `127.0.0.1:${await freePort()}`, '--log-level', level], {});
+  const options = parseOptions(['--db-path', dir, '--http-addr', `127.0.0.1:${await freePort()}`, '--log-level', level, '--experimental-logs-mode', 'json'], {});
   const node = await startNode(options, {
     logStream: { write: (l: string) => void lines.push(JSON.parse(l) as Line) },
   });

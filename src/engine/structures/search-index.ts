@@ -3,6 +3,7 @@ import type { KvStore, WriteBatch } from '../../store/kv.js';
 import type { Doc } from '../documents/primary-key.js';
 import type { IndexSettings } from '../settings/settings.js';
 import type { EmbeddingSource } from '../vector/embedding-source.js';
+import type { EmbedderEnvironment } from '../vector/embedder-environment.js';
 
 /** One document's change within a batch: added (before null), deleted (after null) or replaced. */
 export interface DocChange {
@@ -29,6 +30,8 @@ export interface SearchIndexContext {
   settings: IndexSettings;
   /** Where indexing gets embeddings: the embedders themselves, or a cluster's exchange. */
   embeddings: EmbeddingSource;
+  /** The node's settings for embedders (servers' timeouts, the model hub). */
+  embedderEnv: EmbedderEnvironment;
   /** The index's stored documents in docid order, to rebuild structures found damaged at open. */
   documents?: () => AsyncIterable<[number, Doc]>;
   /** Told when stored structures were found damaged at open and rebuilt (why, in words). */

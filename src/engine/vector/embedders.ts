@@ -8,6 +8,7 @@ import { EmbedError } from './embed-error.js';
 import { fragmentsOf, type Fragments } from './fragments.js';
 import { HttpEmbedder, type Flavour } from './http-embedder.js';
 import { EMBEDDING, FRAGMENT, REPEAT, TEXT } from './json-template.js';
+import type { EmbedderEnvironment } from './embedder-environment.js';
 import { hubModelEmbedder } from './hub-model/hub-embedder.js';
 
 type Config = Record<string, unknown>;
@@ -56,10 +57,10 @@ function localRunnerUrl(): string {
 const str = (c: Config, k: string) => (typeof c[k] === 'string' ? (c[k] as string) : undefined);
 const num = (c: Config, k: string) => (typeof c[k] === 'number' ? (c[k] as number) : undefined);
 
-function http(flavour: Flavour, url: string, request: unknown, response: unknown, c: Config, dimensions: number | undefined, apiKey = str(c, 'apiKey')): HttpEmbedder {
+function http(env: EmbedderEnvironment, flavour: Flavour, url: string, request: unknown, response: unknown, c: Config, dimensions: number | undefined, apiKey = str(c, 'apiKey')): HttpEmbedder {
   const headers = c['headers'] as Record<string, string> | undefined;
   const placeholder = fragmentsOf(c) ? FRAGMENT : TEXT;
-  return new HttpEmbedder({ flavour, url, request, response, apiKey, headers, dimensions, placeholder });
+  return new HttpEmbedder({ flavour, url, request, response, apiKey, headers, dimensions, placeholder, tuning: env.http });
 }
 
 function hostedModel(c: Config) {
@@ -68,33 +69,33 @@ function hostedModel(c: Config) {
 }
 
 /** The text embedder of one (non-composite) configuration. */
-function textEmbedder(c: Config): TextEmbedder | null {
+function textEmbedder(c: Config, env: EmbedderEnvironment): TextEmbedder | null {
   switch (c['source']) {
     case 'userProvided':
       return null;
     case 'rest':
-      return http('rest', str(c, 'url')!, c['request'], c['response'], c, num(c, 'dimensions'));
+      return http(env, 'rest', str(c, 'url')!, c['request'], c['response'], c, num(c, 'dimensions'));
     case 'hostedA': {
       const { model, info } = hostedModel(c);
       const dims = info.override ? (num(c, 'dimensions') ?? info.dims) : info.dims;
       const request: Config = { model, input: [TEXT, REPEAT] };
       if (info.override && num(c, 'dimensions') !== undefined) request['dimensions'] = dims;
       const response = { data: [{ embedding: EMBEDDING }, REPEAT] };
-      return http('hostedA', str(c, 'url') ?? HOSTED_URL, request, response, c, dims, str(c, 'apiKey') ?? hostedApiKey());
+      return http(env, 'hostedA', str(c, 'url') ?? HOSTED_URL, request, response, c, dims, str(c, 'apiKey') ?? hostedApiKey());
     }
     case 'localRunner': {
       const url = str(c, 'url') ?? localRunnerUrl();
       const model = str(c, 'model');
       if (url.endsWith('/api/embed')) {
-        return http('localRunner', url, { model, input: [TEXT, REPEAT] }, { embeddings: [EMBEDDING, REPEAT] }, c, num(c, 'dimensions'));
+        return http(env, 'localRunner', url, { model, input: [TEXT, REPEAT] }, { embeddings: [EMBEDDING, REPEAT] }, c, num(c, 'dimensions'));
       }
       if (url.endsWith('/api/embeddings')) {
-        return http('localRunner', url, { model, prompt: TEXT }, { embedding: EMBEDDING }, c, num(c, 'dimensions'));
+        return http(env, 'localRunner', url, { model, prompt: TEXT }, { embedding: EMBEDDING }, c, num(c, 'dimensions'));
       }
       throw new EmbedError('user', `unsupported URL for source \`localRunner\`.\n  - For \`localRunner\` sources, the URL must end with \`/api/embed\` or \`/api/embeddings\`\n  - Got \`${url}\``);
     }
     case 'hubModel':
-      return hubModelEmbedder(c);
+      return hubModelEmbedder(c, env.hub);
     default:
       throw new EmbedError('user', `unsupported embedder source \`${String(c['source'])}\``);
   }
@@ -120,15 +121,18 @@ function mergedFragments(ic: Config, sc: Config): Fragments | null {
   return i || s ? { indexing: i?.indexing ?? [], search: s?.search ?? [] } : null;
 }
 
-/** The runtime embedder for a stored embedder setting; throws an EmbedError for an unusable one. */
-export function buildEmbedder(name: string, c: Config): RuntimeEmbedder {
+/**
+ * The runtime embedder for a stored embedder setting; throws an EmbedError for an unusable
+ * one. `env`: the node's embedding-server tuning and where local models come from.
+ */
+export function buildEmbedder(name: string, c: Config, env: EmbedderEnvironment): RuntimeEmbedder {
   const distribution = (c['distribution'] as Distribution | undefined) ?? (c['source'] === 'hostedA' ? hostedModel(c).info.distribution : null);
   const quantized = c['binaryQuantized'] === true;
   if (c['source'] === 'composite') {
     const ic = c['indexingEmbedder'] as Config;
     const sc = c['searchEmbedder'] as Config;
-    const indexing = textEmbedder(ic);
-    const search = textEmbedder(sc);
+    const indexing = textEmbedder(ic, env);
+    const search = textEmbedder(sc, env);
     return {
       name,
       source: 'composite',
@@ -142,7 +146,7 @@ export function buildEmbedder(name: string, c: Config): RuntimeEmbedder {
       fingerprint: JSON.stringify(fingerprintOf(ic)),
     };
   }
-  const te = textEmbedder(c);
+  const te = textEmbedder(c, env);
   return {
     name,
     source: c['source'] as string,

@@ -3,6 +3,7 @@
 // server). Texts go out in batches; transient failures are retried with backoff.
 
 import { EmbedError, replied } from './embed-error.js';
+import type { HttpTuning } from './embedder-environment.js';
 import { fragmentValue } from './fragments.js';
 import { InjectableValue, TemplateError, TEXT, EMBEDDING, FRAGMENT } from './json-template.js';
 
@@ -19,16 +20,8 @@ export interface HttpEmbedderOptions {
   flavour: Flavour;
   /** `{{fragment}}` for an embedder with fragments: the request then carries rendered JSON values. */
   placeholder?: string;
+  tuning: HttpTuning;
 }
-
-/** Knobs for tests and operators; the defaults are the reference's. */
-export const httpTuning = {
-  timeoutMs: Number(process.env['TRINE_EMBEDDER_TIMEOUT_MS'] ?? 30_000),
-  maxRetryDelayMs: Number(process.env['TRINE_EMBEDDER_MAX_RETRY_DELAY_MS'] ?? 60_000),
-  attempts: Number(process.env['TRINE_EMBEDDER_ATTEMPTS'] ?? 10),
-  /** Requests in flight at once for one batch of texts. */
-  parallelism: 4,
-};
 
 type Strategy = 'giveUp' | 'retry' | 'rateLimited';
 
@@ -64,10 +57,10 @@ function statusError(status: number, body: string | null, f: Flavour): Attempt {
   return new Attempt(new EmbedError('undecided', `received unexpected HTTP ${status} from embedding server${replied(body)}`), 'retry');
 }
 
-function backoffMs(a: Attempt, attempt: number): number {
+function backoffMs(a: Attempt, attempt: number, maxDelayMs: number): number {
   const base = a.strategy === 'rateLimited' ? 100 + 10 ** attempt : 10 ** attempt;
   // Jitter so that many writers hitting one provider do not retry in step.
-  return Math.min(base, httpTuning.maxRetryDelayMs) * (0.5 + Math.random() / 2);
+  return Math.min(base, maxDelayMs) * (0.5 + Math.random() / 2);
 }
 
 export class HttpEmbedder {
@@ -109,7 +102,7 @@ export class HttpEmbedder {
         out[i] = await this.embedChunk(chunks[i]!, deadline);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(httpTuning.parallelism, chunks.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.opts.tuning.parallelism, chunks.length) }, worker));
     return out.flat();
   }
 
@@ -120,9 +113,9 @@ export class HttpEmbedder {
     for (let attempt = 0; ; attempt++) {
       const result = await this.attempt(body, texts.length, deadline);
       if (!(result instanceof Attempt)) return result;
-      const last = attempt + 1 >= httpTuning.attempts;
+      const last = attempt + 1 >= this.opts.tuning.attempts;
       if (result.strategy === 'giveUp' || last) throw result.error;
-      let wait = backoffMs(result, attempt);
+      let wait = backoffMs(result, attempt, this.opts.tuning.maxRetryDelayMs);
       if (deadline !== undefined) {
         if (Date.now() >= deadline) throw result.error;
         wait = Math.min(wait, deadline - Date.now());
@@ -138,7 +131,7 @@ export class HttpEmbedder {
   }
 
   private async attempt(body: string, expected: number, deadline?: number): Promise<Float32Array[] | Attempt> {
-    const timeout = deadline !== undefined ? Math.max(1, Math.min(httpTuning.timeoutMs, deadline - Date.now())) : httpTuning.timeoutMs;
+    const timeout = deadline !== undefined ? Math.max(1, Math.min(this.opts.tuning.timeoutMs, deadline - Date.now())) : this.opts.tuning.timeoutMs;
     let res: Response;
     try {
       res = await fetch(this.opts.url, { method: 'POST', headers: this.headers(), body, signal: AbortSignal.timeout(timeout) });

@@ -12,6 +12,7 @@ import { EmbedError, indexingError } from './embed-error.js';
 import { buildEmbedder, type RuntimeEmbedder } from './embedders.js';
 import { decodeRecord, EmbedderState, encodeRecord, type DocVectors, type EmbedderMeta } from './embedder-state.js';
 import type { EmbeddingSource } from './embedding-source.js';
+import type { EmbedderEnvironment } from './embedder-environment.js';
 import { DocumentPlanner, indexingKey } from './plan.js';
 
 export const VECTORS_PART = 'vectors';
@@ -44,10 +45,11 @@ export class VectorIndex implements SearchIndex {
     private readonly store: KvStore,
     private readonly space: KeySpace,
     private readonly source: EmbeddingSource,
+    private readonly env: EmbedderEnvironment,
   ) {}
 
   static async open(ctx: SearchIndexContext): Promise<VectorIndex> {
-    const v = new VectorIndex(ctx.store, ctx.space, ctx.embeddings);
+    const v = new VectorIndex(ctx.store, ctx.space, ctx.embeddings, ctx.embedderEnv);
     await v.load(ctx.settings);
     return v;
   }
@@ -81,7 +83,7 @@ export class VectorIndex implements SearchIndex {
     const json = JSON.stringify(config);
     const cached = this.runtime.get(name);
     if (cached && cached.config === json) return cached.embedder;
-    const embedder = buildEmbedder(name, config);
+    const embedder = buildEmbedder(name, config, this.env);
     this.runtime.set(name, { config: json, embedder });
     return embedder;
   }

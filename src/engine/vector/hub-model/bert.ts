@@ -1,6 +1,8 @@
 // A BERT encoder run in-process on float32 weights: embeddings, then per layer multi-head
-// self-attention and a feed-forward block, each followed by a residual LayerNorm. Slow
-// next to a native runtime, but exact, dependency-free and the same on every node.
+// self-attention and a feed-forward block, each followed by a residual LayerNorm. Far too
+// slow to serve (the native runtime does, `encoder-graph.ts`), it is kept as the exact
+// reference the runtime's results are checked against. XLM-RoBERTa is the same network
+// with positions counted from after the padding id.
 
 import type { Tensor } from './safetensors.js';
 
@@ -13,6 +15,38 @@ export interface BertConfig {
   layer_norm_eps?: number;
   hidden_act?: string;
   architectures?: string[];
+  model_type?: string;
+  pad_token_id?: number;
+}
+
+/** Whether the config describes an XLM-RoBERTa model (the reference's test: type or architecture). */
+export function isXlmRoberta(config: BertConfig): boolean {
+  const t = (config.model_type ?? '').toLowerCase();
+  const arch = (config.architectures ?? []).map((a) => a.toLowerCase());
+  return t === 'xlm-roberta' || t === 'xlm_roberta' || arch.some((a) => a.includes('xlm-roberta') || a.includes('xlm_roberta') || a.includes('xlmroberta'));
+}
+
+/**
+ * Position of the first token: BERT counts from 0; RoBERTa models from the padding id + 1
+ * (their position table reserves the rows up to the padding id).
+ */
+export function firstPosition(config: BertConfig): number {
+  return isXlmRoberta(config) ? (config.pad_token_id ?? 1) + 1 : 0;
+}
+
+/**
+ * A weight by its BERT name (`encoder.layer.0.attention.self.query.weight`), whatever prefix
+ * the checkpoint puts before them (`bert.`, `roberta.`...) and with the old `gamma`/`beta`
+ * names of LayerNorm parameters.
+ */
+export function weightLookup(tensors: Map<string, Tensor>): (name: string) => Tensor {
+  const anchor = [...tensors.keys()].find((k) => k.endsWith('embeddings.word_embeddings.weight'));
+  const prefix = anchor ? anchor.slice(0, -'embeddings.word_embeddings.weight'.length) : '';
+  return (name: string) => {
+    const t = tensors.get(prefix + name) ?? tensors.get(prefix + name.replace(/LayerNorm\.weight$/, 'LayerNorm.gamma').replace(/LayerNorm\.bias$/, 'LayerNorm.beta'));
+    if (!t) throw new Error(`model weights lack \`${prefix + name}\``);
+    return t;
+  };
 }
 
 function erf(x: number): number {
@@ -33,12 +67,8 @@ export class Bert {
     readonly config: BertConfig,
     tensors: Map<string, Tensor>,
   ) {
-    const prefix = tensors.has('bert.embeddings.word_embeddings.weight') ? 'bert.' : '';
-    this.w = (name: string) => {
-      const t = tensors.get(prefix + name) ?? tensors.get(prefix + name.replace(/LayerNorm\.weight$/, 'LayerNorm.gamma').replace(/LayerNorm\.bias$/, 'LayerNorm.beta'));
-      if (!t) throw new Error(`model weights lack \`${prefix + name}\``);
-      return t.data;
-    };
+    const lookup = weightLookup(tensors);
+    this.w = (name: string) => lookup(name).data;
     this.eps = config.layer_norm_eps ?? 1e-12;
     this.tanhGelu = config.hidden_act === 'gelu_new' || config.hidden_act === 'gelu_pytorch_tanh';
     // Fail at load time rather than on the first document.
@@ -95,8 +125,9 @@ export class Bert {
     const word = this.w('embeddings.word_embeddings.weight');
     const pos = this.w('embeddings.position_embeddings.weight');
     const type = this.w('embeddings.token_type_embeddings.weight');
+    const p0 = firstPosition(this.config);
     let x: Float32Array = new Float32Array(L * H);
-    for (let t = 0; t < L; t++) for (let i = 0; i < H; i++) x[t * H + i] = word[ids[t]! * H + i]! + pos[t * H + i]! + type[i]!;
+    for (let t = 0; t < L; t++) for (let i = 0; i < H; i++) x[t * H + i] = word[ids[t]! * H + i]! + pos[(p0 + t) * H + i]! + type[i]!;
     this.layerNorm(x, L, 'embeddings.LayerNorm');
     const scale = 1 / Math.sqrt(hd);
     for (let l = 0; l < this.config.num_hidden_layers; l++) {
