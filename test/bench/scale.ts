@@ -172,7 +172,7 @@ export async function runScaleBench(): Promise<void> {
 
     await node.kill('SIGKILL');
     const k0 = performance.now();
-    node = await spawnNode(['--log-level', 'error'], dir, node.port);
+    node = await spawnNode(['--log-level', 'error'], dir, node.port, 600_000);
     for (;;) {
       const res = await post(url, `/indexes/${INDEX}/search`, { q: exact[0], limit: 10 });
       await res.arrayBuffer();
