@@ -9,11 +9,11 @@ import type {
   DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory,
 } from '../structures/search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
-import type { WriteBatch } from '../../store/kv.js';
+import type { KvStore, WriteBatch } from '../../store/kv.js';
 import { valueAttributes } from './field-values.js';
 import { applyChanges, buildFromDocuments, emptyState, stateFromStored, type IndexState, type StagedState } from './index-state.js';
 import {
-  deleteSegment, IndexKeys, putDictionary, putMeta, putSegment, putWords, readStored,
+  deleteSegment, IndexKeys, putDictionary, putMeta, putWords, readStored, storeSegment,
 } from './persistence.js';
 import { CorruptStructureError } from './blob-codec.js';
 import { buildSynonyms } from './synonyms.js';
@@ -52,6 +52,7 @@ export interface OpenReport {
 
 export class TrineSearchIndex implements SearchIndex {
   private constructor(
+    private readonly store: KvStore,
     private readonly keys: IndexKeys,
     private current: IndexState,
     readonly opened: OpenReport,
@@ -62,20 +63,27 @@ export class TrineSearchIndex implements SearchIndex {
     const keys = new IndexKeys(ctx.space.child('t'));
     try {
       const stored = await readStored(ctx.store, keys);
-      const state = stored
-        ? stateFromStored(ctx.settings, stored.meta.names, stored.words, stored.dictionary, stored.segments)
-        : emptyState(ctx.settings);
-      return new TrineSearchIndex(keys, state, { rebuilt: null });
+      if (!stored) return new TrineSearchIndex(ctx.store, keys, emptyState(ctx.settings), { rebuilt: null });
+      const { meta } = stored;
+      const state = stateFromStored(ctx.settings, meta.names, stored.words, stored.dictionary, stored.segments, meta.nextSeq);
+      if (stored.orphans.length > 0) {
+        // Segments written by a batch that never committed: nothing refers to them.
+        const wb = ctx.store.batch();
+        for (const seq of stored.orphans) deleteSegment(wb, keys, seq);
+        await wb.commit();
+      }
+      return new TrineSearchIndex(ctx.store, keys, state, { rebuilt: null });
     } catch (e) {
       if (!(e instanceof CorruptStructureError) || !ctx.documents) throw e;
       // Torn, damaged or of another format: never served; rebuilt from the documents.
+      await ctx.store.batch().delPrefix(keys.space.prefix).commit();
       const staged = await buildFromDocuments(ctx.settings, ctx.documents(), new Yielder());
       const wb = ctx.store.batch();
-      writeStaged(wb, keys, staged);
+      await writeStaged(ctx.store, wb, keys, staged);
       await wb.commit({ sync: true });
       staged.commitTables();
       ctx.onRebuilt?.(e.message);
-      return new TrineSearchIndex(keys, staged.state, { rebuilt: e.message });
+      return new TrineSearchIndex(ctx.store, keys, staged.state, { rebuilt: e.message });
     }
   }
 
@@ -96,7 +104,7 @@ export class TrineSearchIndex implements SearchIndex {
         const changed = new Set(changes.map((c) => c.docid));
         for (const d of base.docids) if (!changed.has(d)) throw new Error('index structures are out of date with the settings');
       }
-      return this.publishing(await buildFromDocuments(settings, docs, yielder));
+      return this.publishing(await buildFromDocuments(settings, docs, yielder, base));
     }
     if (base.settings !== settings) base = withSettings(base, settings);
     return this.publishing(await applyChanges(base, changes, yielder));
@@ -107,12 +115,12 @@ export class TrineSearchIndex implements SearchIndex {
       const next = withSettings(this.current, settings);
       return { write() {}, publish: () => void (this.current = next) };
     }
-    return this.publishing(await buildFromDocuments(settings, docs(), new Yielder()));
+    return this.publishing(await buildFromDocuments(settings, docs(), new Yielder(), this.current));
   }
 
   private publishing(staged: StagedState): PreparedIndexUpdate {
     return {
-      write: (wb) => writeStaged(wb, this.keys, staged),
+      write: (wb) => writeStaged(this.store, wb, this.keys, staged),
       publish: () => {
         staged.commitTables();
         this.current = staged.state;
@@ -121,17 +129,21 @@ export class TrineSearchIndex implements SearchIndex {
   }
 }
 
-/** Writes what a staged state changes: new words, the meta, the segments added, merged and removed. */
-function writeStaged(wb: WriteBatch, keys: IndexKeys, staged: StagedState): void {
+/**
+ * Stores the new segments (each in writes of its own, under numbers no live segment has),
+ * then puts in `wb` what makes them live: the meta naming the live segments, the new words,
+ * the removal of the segments they replace.
+ */
+async function writeStaged(store: KvStore, wb: WriteBatch, keys: IndexKeys, staged: StagedState): Promise<void> {
   const s = staged.state;
   const { changes } = staged;
+  for (const seg of changes.put) await storeSegment(store, keys, seg);
   const { words, base } = newWordsOf(staged);
-  if (changes.all) wb.delPrefix(keys.space.prefix);
-  putMeta(wb, keys, s.names.names, s.wordCount);
+  if (changes.all) wb.delPrefix(keys.words.prefix);
+  putMeta(wb, keys, { names: [...s.names.names], words: s.wordCount, segments: s.view.segments.map((g) => g.seq), nextSeq: s.nextSeq });
   if (words.length > 0) putWords(wb, keys, words, base);
   for (const seq of changes.removed) deleteSegment(wb, keys, seq);
-  for (const seg of changes.put) putSegment(wb, keys, seg);
-  if (changes.merged) putDictionary(wb, keys, s.sorted.ids);
+  if (changes.merged) await putDictionary(wb, keys, s.sorted.ids);
 }
 
 /** Words a staged state adds to the shared table, in id order, and the id of the first. */

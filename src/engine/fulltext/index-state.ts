@@ -29,6 +29,8 @@ export interface IndexState {
   readonly prefixes: PrefixTable | null;
   /** The segments holding the posting lists and records, read as one. */
   readonly view: SegmentView;
+  /** The number the next new segment gets. */
+  readonly nextSeq: number;
   /** One past the highest docid (the size of per-docid tables). */
   readonly capacity: number;
   /** Live docids, ascending. */
@@ -109,7 +111,7 @@ interface Parts {
   pstage: PrefixStage | null;
 }
 
-function assemble(p: Parts, sorted: SortedWords, view: SegmentView, changes: SegmentChanges): StagedState {
+function assemble(p: Parts, sorted: SortedWords, view: SegmentView, nextSeq: number, changes: SegmentChanges): StagedState {
   const state: IndexState = {
     settings: p.settings,
     tokenizer: p.tokenizer,
@@ -120,6 +122,7 @@ function assemble(p: Parts, sorted: SortedWords, view: SegmentView, changes: Seg
     sorted,
     prefixes: p.prefixes,
     view,
+    nextSeq,
     capacity: view.capacity,
     docids: view.docids,
     synonyms: buildSynonyms(p.settings, p.tokenizer),
@@ -166,6 +169,7 @@ export async function buildFromDocuments(
   settings: IndexSettings,
   docs: AsyncIterable<[number, Doc]> | Iterable<[number, Doc]>,
   yielder: Yielder,
+  replacing: IndexState | null = null,
 ): Promise<StagedState> {
   const p = freshParts(settings, null, null);
   const rules = new FieldRules(p.names, settings);
@@ -177,8 +181,9 @@ export async function buildFromDocuments(
   }
   entries.sort((a, b) => a[0] - b[0]);
   p.pstage?.sync();
+  const seq = replacing?.nextSeq ?? 0;
   const seg = await buildSegment(
-    0,
+    seq,
     Uint32Array.from(entries, (e) => e[0]),
     entries.map((e) => e[1]),
     new Uint32Array(0),
@@ -187,7 +192,8 @@ export async function buildFromDocuments(
     yielder,
   );
   const sorted = await sortedWith(SortedWords.empty(), p.stage, yielder);
-  return assemble(p, sorted, SegmentView.empty().adding(seg), { put: [seg], removed: [], all: true, merged: true });
+  const removed = replacing ? replacing.view.segments.map((s) => s.seq) : [];
+  return assemble(p, sorted, SegmentView.empty().adding(seg), seq + 1, { put: [seg], removed, all: true, merged: true });
 }
 
 /** A state from stored words, dictionary order and segments (opening an index). */
@@ -197,6 +203,7 @@ export function stateFromStored(
   words: string[],
   dictionary: Uint32Array | null,
   segments: Segment[],
+  nextSeq: number,
 ): IndexState {
   const p = freshParts(settings, new FieldNames(names), new WordTable(words));
   p.pstage?.sync();
@@ -211,7 +218,7 @@ export function stateFromStored(
   sorted.prepare();
   let capacity = 0;
   for (const s of segments) if (s.docs.length > 0) capacity = Math.max(capacity, s.docs[s.docs.length - 1]! + 1);
-  const staged = assemble(p, sorted, new SegmentView(segments, capacity), { put: [], removed: [], all: false, merged: false });
+  const staged = assemble(p, sorted, new SegmentView(segments, capacity), nextSeq, { put: [], removed: [], all: false, merged: false });
   staged.commitTables();
   return staged.state;
 }
@@ -219,7 +226,7 @@ export function stateFromStored(
 /** An empty state for a new index. */
 export function emptyState(settings: IndexSettings): IndexState {
   const p = freshParts(settings, null, null);
-  return assemble(p, SortedWords.empty(), SegmentView.empty(), { put: [], removed: [], all: false, merged: false }).state;
+  return assemble(p, SortedWords.empty(), SegmentView.empty(), 0, { put: [], removed: [], all: false, merged: false }).state;
 }
 
 /** A newer segment at least this fraction of the one before it is merged into it. */
@@ -270,16 +277,15 @@ export async function applyChanges(base: IndexState, changes: readonly DocChange
     await yielder.maybe();
   }
   pstage?.sync();
-  const segs = base.view.segments;
-  const seq = segs.length > 0 ? segs[segs.length - 1]!.seq + 1 : 0;
-  const seg = await buildSegment(seq, Uint32Array.from(docs), recs, Uint32Array.from(deleted), WORD_LISTS(stage.size), pstage, yielder);
+  let seq = base.nextSeq;
+  const seg = await buildSegment(seq++, Uint32Array.from(docs), recs, Uint32Array.from(deleted), WORD_LISTS(stage.size), pstage, yielder);
   let view = base.view.adding(seg);
   const put = new Set<Segment>([seg]);
   const removed: number[] = [];
   let merged = false;
   for (let m = nextMerge(view); m; m = nextMerge(view)) {
     const [from, to] = m;
-    const one = await mergeSegments(view, from, to, yielder);
+    const one = await mergeSegments(view, from, to, seq++, yielder);
     for (const s of view.segments.slice(from, to)) {
       if (!put.delete(s)) removed.push(s.seq);
     }
@@ -288,5 +294,5 @@ export async function applyChanges(base: IndexState, changes: readonly DocChange
     merged = true;
   }
   const sorted = await sortedWith(base.sorted, stage, yielder);
-  return assemble(p, sorted, view, { put: [...put], removed, all: false, merged });
+  return assemble(p, sorted, view, seq, { put: [...put], removed, all: false, merged });
 }

@@ -1,18 +1,20 @@
 // Key layout of an index's full-text structures under its key space (format 3,
 // docs/storage.md):
 //
-//   m\0meta                    JSON { version, names: field names by id, words: word count }
+//   m\0meta                    JSON { version, names: field names by id, words: word count,
+//                              segments: the live segments' numbers, oldest first, nextSeq }
 //   w\0<u32 base>              words base, base+1, ... joined by NUL (append-only chunks)
-//   s\0<u32 seq><u32 part>     segment `seq`, a checksummed blob (blob-codec.ts) cut in parts
+//   s\0<u32 seq><u32 part>     segment `seq`, a checksummed blob (blob-codec.ts) in parts
 //   o\0<u32 part>              the sorted dictionary: word ids in dictionary order, same coding
 //
-// Everything is written in the batch's atomic write. Opening reads the words, the dictionary
-// and the segments as they are: nothing is derived from per-document data.
+// A segment is written under a number no live segment has, part by part, before the batch's
+// atomic write; that write (meta, words, deletions) is what makes it live. Parts of a
+// segment the meta does not name (a crash before that write) are removed at open.
 
 import type { KeySpace } from '../../store/keys.js';
 import { encodeUint } from '../../store/keys.js';
-import type { KvReader, WriteBatch } from '../../store/kv.js';
-import { CorruptStructureError, decodeBlob, encodeBlob, joinParts, u32s } from './blob-codec.js';
+import type { KvReader, KvStore, WriteBatch } from '../../store/kv.js';
+import { BlobReader, CorruptStructureError, u32s, writeBlob } from './blob-codec.js';
 import type { ListArena } from './list-arena.js';
 import type { Segment } from './segment.js';
 
@@ -26,6 +28,10 @@ export interface Meta {
   version: number;
   names: string[];
   words: number;
+  /** Live segments, oldest first. */
+  segments: number[];
+  /** The number the next new segment gets. */
+  nextSeq: number;
 }
 
 export class IndexKeys {
@@ -54,13 +60,8 @@ export class IndexKeys {
   }
 }
 
-function putParts(wb: WriteBatch, blob: Buffer, key: (part: number) => Buffer): void {
-  for (let at = 0, part = 0; at < blob.length; at += PART_BYTES, part++) wb.put(key(part), blob.subarray(at, at + PART_BYTES));
-}
-
-export function putMeta(wb: WriteBatch, keys: IndexKeys, names: readonly string[], words: number): void {
-  const meta: Meta = { version: FORMAT_VERSION, names: [...names], words };
-  wb.put(keys.meta, JSON.stringify(meta));
+export function putMeta(wb: WriteBatch, keys: IndexKeys, meta: Omit<Meta, 'version'>): void {
+  wb.put(keys.meta, JSON.stringify({ version: FORMAT_VERSION, ...meta } satisfies Meta));
 }
 
 export function putWords(wb: WriteBatch, keys: IndexKeys, words: readonly string[], base: number): void {
@@ -73,10 +74,11 @@ function arenaArrays(a: ListArena): Uint32Array[] {
   return [a.ids, a.offsets, a.ndocs, a.docs, a.fps];
 }
 
-export function putSegment(wb: WriteBatch, keys: IndexKeys, s: Segment): void {
-  wb.delPrefix(keys.segmentPrefix(s.seq));
+/** Writes a segment part by part, each part in a write of its own (see the layout above). */
+export async function storeSegment(store: KvStore, keys: IndexKeys, s: Segment): Promise<void> {
+  await store.batch().delPrefix(keys.segmentPrefix(s.seq)).commit();
   const arrays = [s.docs, s.deleted, ...arenaArrays(s.words), ...(s.prefixes ? arenaArrays(s.prefixes) : []), s.recordOffsets, s.records];
-  putParts(wb, encodeBlob(SEGMENT_BLOB, arrays), (part) => keys.segmentPart(s.seq, part));
+  await writeBlob(SEGMENT_BLOB, arrays, PART_BYTES, (part, bytes) => store.batch().put(keys.segmentPart(s.seq, part), bytes).commit());
 }
 
 export function deleteSegment(wb: WriteBatch, keys: IndexKeys, seq: number): void {
@@ -84,13 +86,13 @@ export function deleteSegment(wb: WriteBatch, keys: IndexKeys, seq: number): voi
 }
 
 /** The dictionary order of the first `ids.length` words. */
-export function putDictionary(wb: WriteBatch, keys: IndexKeys, ids: Uint32Array): void {
+export async function putDictionary(wb: WriteBatch, keys: IndexKeys, ids: Uint32Array): Promise<void> {
   wb.delPrefix(keys.dictionary.prefix);
-  putParts(wb, encodeBlob(DICTIONARY_BLOB, [ids]), (part) => keys.dictionary.key(encodeUint(part, 4)));
+  await writeBlob(DICTIONARY_BLOB, [ids], PART_BYTES, async (part, bytes) => void wb.put(keys.dictionary.key(encodeUint(part, 4)), Buffer.from(bytes)));
 }
 
-function decodeSegment(seq: number, parts: Buffer[]): Segment {
-  const raw = decodeBlob(joinParts(parts), SEGMENT_BLOB, `segment ${seq}`);
+function decodeSegment(seq: number, reader: BlobReader): Segment {
+  const raw = reader.finish();
   const a: (Uint32Array | Uint8Array)[] = raw.map((b, i) => (i === raw.length - 1 ? b : u32s(b)));
   if (a.length !== 9 && a.length !== 14) throw new CorruptStructureError(`segment ${seq}: ${a.length} arrays`);
   const arena = (at: number): ListArena => ({
@@ -131,6 +133,8 @@ export interface Stored {
   /** Word ids in dictionary order, for the first `dictionary.length` words; null when not stored. */
   dictionary: Uint32Array | null;
   segments: Segment[];
+  /** Numbers of segments stored but not live (left by a crash), to remove. */
+  orphans: number[];
 }
 
 /** Reads what is stored; null for an index with nothing stored yet. Throws CorruptStructureError. */
@@ -152,31 +156,24 @@ export async function readStored(reader: KvReader, keys: IndexKeys): Promise<Sto
   }
   if (words.length < meta.words) throw new CorruptStructureError(`${words.length} words stored, meta says ${meta.words}`);
   words.length = meta.words;
-  const dictParts: Buffer[] = [];
-  for await (const e of reader.scan({ prefix: keys.dictionary.prefix })) dictParts.push(e.value);
+  if (!Array.isArray(meta.segments) || typeof meta.nextSeq !== 'number') throw new CorruptStructureError('full-text meta without its segments');
   let dictionary: Uint32Array | null = null;
-  if (dictParts.length > 0) {
-    dictionary = u32s(decodeBlob(joinParts(dictParts), DICTIONARY_BLOB, 'dictionary')[0]!);
+  const dict = new BlobReader(DICTIONARY_BLOB, 'dictionary');
+  let dictParts = 0;
+  for await (const e of reader.scan({ prefix: keys.dictionary.prefix })) dict.add(dictParts++, e.value);
+  if (dictParts > 0) {
+    dictionary = u32s(dict.finish()[0]!);
     for (const id of dictionary) if (id >= words.length) throw new CorruptStructureError('dictionary names an unknown word');
   }
-  const segments: Segment[] = [];
-  let seq = -1;
-  let parts: Buffer[] = [];
-  const flush = () => {
-    if (seq >= 0) segments.push(decodeSegment(seq, parts));
-  };
+  const live = new Map<number, BlobReader>(meta.segments.map((seq) => [seq, new BlobReader(SEGMENT_BLOB, `segment ${seq}`)]));
+  const orphans = new Set<number>();
   for await (const e of reader.scan({ prefix: keys.segments.prefix })) {
     const k = keys.segments.strip(e.key);
-    const s = k.readUInt32BE(0);
-    const part = k.readUInt32BE(4);
-    if (s !== seq) {
-      flush();
-      seq = s;
-      parts = [];
-    }
-    if (part !== parts.length) throw new CorruptStructureError(`segment ${s}: part ${part} where ${parts.length} was expected`);
-    parts.push(e.value);
+    const seq = k.readUInt32BE(0);
+    const r = live.get(seq);
+    if (r) r.add(k.readUInt32BE(4), e.value);
+    else orphans.add(seq);
   }
-  flush();
-  return { meta, words, dictionary, segments };
+  const segments = meta.segments.map((seq) => decodeSegment(seq, live.get(seq)!));
+  return { meta, words, dictionary, segments, orphans: [...orphans] };
 }

@@ -10,7 +10,7 @@ import { EMPTY_POSTING, type ListKeys, type Posting } from './postings.js';
 import type { Yielder } from './yielder.js';
 
 export interface Segment {
-  /** Its place among the index's segments (ascending = older first) and its key. */
+  /** Its number, under which it is stored; never reused while it is live. */
   readonly seq: number;
   /** Docids whose content is here, ascending. */
   readonly docs: Uint32Array;
@@ -76,7 +76,7 @@ export async function buildSegment(
  * only their documents still alive in `view`. Deletions are kept for the segments older than
  * the run; a run starting at the oldest segment has nothing left to delete from.
  */
-export async function mergeSegments(view: SegmentView, from: number, to: number, yielder: Yielder): Promise<Segment> {
+export async function mergeSegments(view: SegmentView, from: number, to: number, seq: number, yielder: Yielder): Promise<Segment> {
   const run = view.segments.slice(from, to);
   const idx = run.map((_, i) => from + i);
   const keep = (a: number, d: number) => view.ownerOf(d) === idx[a];
@@ -115,7 +115,7 @@ export async function mergeSegments(view: SegmentView, from: number, to: number,
   }
   const packed = packRecords(live.length, (i) => recordBytes(run[where[i]!]!, at[i]!));
   return {
-    seq: run[run.length - 1]!.seq,
+    seq,
     docs: Uint32Array.from(live),
     deleted: Uint32Array.from(deleted),
     words,
