@@ -109,6 +109,11 @@ export class TestCluster {
     return `http://127.0.0.1:${this.httpPorts[i]}`;
   }
 
+  /** The HTTP ports of every node, in order (for a load balancer in front of them). */
+  ports(): number[] {
+    return [...this.httpPorts];
+  }
+
   raftAddr(i: number): string {
     return `127.0.0.1:${this.raftPorts[i]}`;
   }

@@ -84,6 +84,13 @@ describe('Grafana dashboards', () => {
     expect(missing).toEqual([]);
   });
 
+  it('show each node\'s lag behind the leader and its consistent-read waits on the cluster dashboard', () => {
+    const cluster = queries.filter((q) => q.dashboard === 'cluster.json').flatMap((q) => metricNames(toPromql(q.expr)));
+    for (const m of ['trine_replica_lag_entries', 'trine_replica_lag_seconds', 'trine_read_barrier_waits_total', 'trine_read_barrier_wait_seconds_bucket', 'trine_node_ready']) {
+      expect(cluster).toContain(m);
+    }
+  });
+
   it('hold queries that Prometheus parses', () => {
     const r = checkExpressions(queries.map((q) => toPromql(q.expr)));
     expect(r.output).toContain('SUCCESS');
@@ -136,6 +143,21 @@ describe('exposition of a cluster node', () => {
     expect(served?.value).toBeGreaterThanOrEqual(forwarded!.value);
     for (const text of scrapes) {
       expect(parseExposition(text).some((x) => x.name === 'trine_grpc_server_calls_total' && x.labels.method === 'Send' && x.labels.code === 'OK')).toBe(true);
+    }
+  });
+
+  it('shows every node\'s lag, whether it is ready for the balancer, and the reads that waited to be consistent', () => {
+    for (const text of scrapes) {
+      const s = parseExposition(text);
+      const value = (name: string, labels: Record<string, string> = {}) =>
+        s.find((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v))?.value;
+      expect(value('trine_replica_lag_entries')).toBe(0);
+      expect(value('trine_replica_lag_seconds')).toBeGreaterThanOrEqual(0);
+      expect(value('trine_node_ready')).toBe(1);
+      // Each node answered a search and polled tasks: each waited for a read index first.
+      expect(value('trine_read_barrier_waits_total', { outcome: 'ok' })).toBeGreaterThan(0);
+      expect(value('trine_read_barrier_waits_total', { outcome: 'timeout' })).toBe(0);
+      expect(value('trine_read_barrier_wait_seconds_count')).toBe(value('trine_read_barrier_waits_total', { outcome: 'ok' }));
     }
   });
 });
