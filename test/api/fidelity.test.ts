@@ -162,8 +162,11 @@ describe('search', () => {
 
   it('truncates processingTimeMs, as the reference does: a sub-millisecond search reads 0', async () => {
     await t.client.index('fast').addDocuments([{ id: 1, title: 'x' }]).waitTask();
+    // A loaded machine can stretch any one search past a millisecond: try until one is not.
     const times: number[] = [];
-    for (let i = 0; i < 20; i++) times.push((await send('POST', '/indexes/fast/search', JSON.stringify({ q: 'x' }))).body['processingTimeMs'] as number);
+    for (let i = 0; i < 500 && !times.includes(0); i++) {
+      times.push((await send('POST', '/indexes/fast/search', JSON.stringify({ q: 'x' }))).body['processingTimeMs'] as number);
+    }
     expect(times.every((x) => Number.isInteger(x))).toBe(true);
     expect(times).toContain(0);
   });

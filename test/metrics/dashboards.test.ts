@@ -129,21 +129,21 @@ describe('exposition of a cluster node', () => {
       expect(lag.map((x) => x.labels.peer).sort()).toEqual(i === leader ? cluster.nodes.filter((_, j) => j !== i).map((n) => n.node.ctx.options.nodeId).sort() : []);
       const role = s.find((x) => x.name === 'trine_raft_role' && x.value === 1)?.labels.role;
       expect(role).toBe(i === leader ? 'leader' : 'follower');
-      expect(s.some((x) => x.name === 'trine_grpc_client_calls_total' && x.labels.method === 'Send' && x.labels.code === 'OK')).toBe(true);
+      // The leader sends entries with Send calls and followers serve them; small messages
+      // (heartbeats, acknowledgements) travel on long-lived streams, counted when they end.
+      const metric = i === leader ? 'trine_grpc_client_calls_total' : 'trine_grpc_server_calls_total';
+      expect(s.some((x) => x.name === metric && x.labels.method === 'Send' && x.labels.code === 'OK')).toBe(true);
     });
     // Writes through a follower are forwarded to the leader with the cluster service's Propose.
     const forwarded = parseExposition(scrapes[writer]!).find(
       (x) => x.name === 'trine_grpc_client_calls_total' && x.labels.method === 'Propose' && x.labels.code === 'OK',
     );
     expect(forwarded?.value).toBeGreaterThanOrEqual(2);
-    // And the leader counts them among the calls it served, as every node counts the Sends it received.
+    // And the leader counts them among the calls it served.
     const served = parseExposition(scrapes[leader]!).find(
       (x) => x.name === 'trine_grpc_server_calls_total' && x.labels.method === 'Propose' && x.labels.code === 'OK',
     );
     expect(served?.value).toBeGreaterThanOrEqual(forwarded!.value);
-    for (const text of scrapes) {
-      expect(parseExposition(text).some((x) => x.name === 'trine_grpc_server_calls_total' && x.labels.method === 'Send' && x.labels.code === 'OK')).toBe(true);
-    }
   });
 
   it('shows every node\'s lag, whether it is ready for the balancer, and the reads that waited to be consistent', () => {
