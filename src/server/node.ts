@@ -53,11 +53,13 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   // Unreadable certificate files stop the start before the database is opened.
   const https = options.ssl ? httpsServerOptions(options.ssl) : undefined;
   // --import-dump / --import-snapshot build the database before it is opened.
-  await importAtStart(options, startupLogger(options.logLevel, deps.logStream, options.logsMode));
+  const startLog = startupLogger(options.logLevel, deps.logStream, options.logsMode);
+  await importAtStart(options, startLog);
   const store = await RocksStore.open(options.dbPath);
   // Embeddings for indexing come through the log (see docs/vector-search.md).
   const embeddings = new EmbeddingExchange();
-  const engine = await Engine.open(store, { embeddings, embedderEnv: embedderEnvironmentOf(options) });
+  const onRebuilt = (index: string, reason: string) => startLog.warn({ index, reason }, 'search structures found damaged at open were rebuilt from the documents');
+  const engine = await Engine.open(store, { embeddings, embedderEnv: embedderEnvironmentOf(options), onRebuilt });
   const queue = new TaskQueue();
   await queue.load(store);
   const sm = new TaskStateMachine(store, queue);

@@ -88,7 +88,7 @@ process.once('exit', () => {
 });
 
 /** A node as its own process from the built `dist/` (run `npm run build` first; `npm test` does). */
-export async function spawnNode(flags: string[] = [], dir = tempDir(), port?: number): Promise<NodeProcess> {
+export async function spawnNode(flags: string[] = [], dir = tempDir(), port?: number, startTimeoutMs = 20_000): Promise<NodeProcess> {
   const p = port ?? (await freePort());
   const proc = spawn(process.execPath, [MAIN, '--db-path', dir, '--http-addr', `127.0.0.1:${p}`, '--log-level', 'warn', ...backupDirs(dir), ...flags], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -108,7 +108,7 @@ export async function spawnNode(flags: string[] = [], dir = tempDir(), port?: nu
     } catch {
       // not listening yet
     }
-    if (Date.now() - started > 20_000) {
+    if (Date.now() - started > startTimeoutMs) {
       proc.kill('SIGKILL');
       throw new Error(`node did not start: ${out}`);
     }

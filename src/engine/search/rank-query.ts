@@ -5,7 +5,7 @@
 import { ApiError } from '../../errors/api-error.js';
 import { distinctKeys } from '../fulltext/field-values.js';
 import { isPathOrChild } from '../fulltext/field-table.js';
-import type { IndexState } from '../fulltext/index-state.js';
+import { recordOf, type IndexState } from '../fulltext/index-state.js';
 import { globalScore, type Rank } from '../ranking/rank.js';
 import type { RankingContext } from '../ranking/rule.js';
 import { rankingRules, type SortCriterion } from '../ranking/rules.js';
@@ -92,7 +92,7 @@ export function checkAttributesToSearchOn(state: IndexState, settings: IndexSett
 
 function excludedDocs(state: IndexState, parsed: ReturnType<typeof parseQuery>, allowed: Uint8Array | null): Uint8Array | null {
   if (!allowed && parsed.negativeWords.length === 0 && parsed.negativePhrases.length === 0) return null;
-  const n = state.records.length;
+  const n = state.capacity;
   const out = new Uint8Array(n + 1);
   if (allowed) for (let d = 0; d < n; d++) if (allowed[d] !== 1) out[d] = 1;
   const mark = (docs: Uint32Array) => {
@@ -169,7 +169,7 @@ class Context implements RankingContext {
     const t = this.table!;
     const docs = t.docs;
     if (this.single >= 0) return docs;
-    const idx = this.scratch.levelIndex(this.state.records.length + 1, NO_LEVEL);
+    const idx = this.scratch.levelIndex(this.state.capacity + 1, NO_LEVEL);
     this.levelIdx = idx;
     const out = new Uint32Array(docs.length);
     let n = 0;
@@ -213,7 +213,7 @@ class Context implements RankingContext {
   pairCosts(left: Unit, right: Unit, docs: Uint32Array): Uint8Array | null {
     if (docs.length < BULK_PAIR_DOCS || !this.table) return null;
     const key = `${left.id}:${right.id}`;
-    const n = this.state.records.length + 1;
+    const n = this.state.capacity + 1;
     let entry = this.pairCache.get(key);
     if (!entry) this.pairCache.set(key, (entry = { out: new Uint8Array(n).fill(MAX_PAIR_COST), done: new Uint8Array(n) }));
     const todo = new Uint8Array(n);
@@ -297,7 +297,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
     const distinct = distinctAttr
       ? (d: number) => {
           let k = keyCache.get(d);
-          if (!k) keyCache.set(d, (k = distinctKeys(state.records[d], distinctAttr)));
+          if (!k) keyCache.set(d, (k = distinctKeys(recordOf(state, d), distinctAttr)));
           return k;
         }
       : null;
