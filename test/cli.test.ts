@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { parseOptions } from '../src/config/options.js';
-import { rmSync } from 'node:fs';
-import { MAIN, spawnNode } from './helpers/node.js';
+import { envVarName, FLAGS, parseOptions } from '../src/config/options.js';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { MAIN, ROOT, spawnNode } from './helpers/node.js';
 
 function run(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', ...env }, timeout: 20_000 });
@@ -24,6 +25,15 @@ describe('command line', () => {
     const queue = run(['--task-queue-limit', '0']);
     expect(queue.code).toBe(1);
     expect(queue.out).toContain('--task-queue-limit: expected a positive number of tasks, got `0`.');
+    const consistency = run(['--read-consistency', 'eventual']);
+    expect(consistency.code).toBe(1);
+    expect(consistency.out).toContain('--read-consistency: expected consistent or stale, got `eventual`.');
+    const readTimeout = run(['--read-timeout', 'soon']);
+    expect(readTimeout.code).toBe(1);
+    expect(readTimeout.out).toContain('--read-timeout: expected a duration');
+    const lag = run(['--health-max-lag-entries', '-1']);
+    expect(lag.code).toBe(1);
+    expect(lag.out).toContain('--health-max-lag-entries: expected a number of log entries, got `-1`.');
   });
 
   it('refuses production without a master key, and short keys in production', () => {
@@ -71,11 +81,13 @@ describe('command line', () => {
     }
   });
 
-  it('prints every flag with --help', () => {
+  it('prints every flag with --help, and the README lists every flag with its variable', () => {
     const help = run(['--help']);
     expect(help.code).toBe(0);
-    for (const f of ['--db-path', '--http-addr', '--master-key', '--env', '--http-payload-size-limit', '--log-level']) {
-      expect(help.out).toContain(f);
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    for (const f of FLAGS) {
+      expect(help.out).toContain(`--${f.name}`);
+      expect(readme).toContain(`| \`--${f.name}\` | \`${envVarName(f.name)}\` |`);
     }
   });
 

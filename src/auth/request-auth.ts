@@ -32,7 +32,7 @@ const tokens = new WeakMap<FastifyRequest, string>();
  * Routes anyone may call, master key or not. The OpenAPI document is among them: it is
  * published with each release and says nothing about this instance's data.
  */
-export const PUBLIC_ROUTES: ReadonlySet<string> = new Set(['/', '/health', '/openapi.json']);
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set(['/', '/health', '/cluster/health', '/openapi.json']);
 
 /** Actions whose routes accept a tenant token in place of an API key. */
 const TENANT_ACTIONS = new Set(['search', 'chatCompletions']);

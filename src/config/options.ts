@@ -35,6 +35,14 @@ export interface Options {
   raftSnapshotThreshold: number;
   /** How long a write may wait for a leader and a quorum before failing with `no_leader`. */
   writeTimeoutMs: number;
+  /** `consistent`: a read reflects every write the cluster reported done; `stale`: a node answers from what it holds. */
+  readConsistency: 'consistent' | 'stale';
+  /** How long a consistent read may wait before failing with `consistent_read_timeout`. */
+  readTimeoutMs: number;
+  /** The balancer's health check fails beyond this many log entries behind the leader... */
+  healthMaxLagEntries: number;
+  /** ...or this many milliseconds behind it. */
+  healthMaxLagMs: number;
   /** Tasks kept before a deletion of the oldest finished tenth is enqueued. */
   taskQueueLimit: number;
   dumpDir: string;
@@ -112,6 +120,14 @@ export const FLAGS: FlagDef[] = [
   { name: 'raft-tls-ca', help: 'PEM CA bundle that signed every node\'s certificate' },
   { name: 'raft-snapshot-threshold', help: 'Applied log entries between two snapshots (the log is compacted behind them)', default: '10000' },
   { name: 'write-timeout', help: 'How long a write waits for a leader and a quorum before failing with no_leader, e.g. "10s"', default: '10s' },
+  {
+    name: 'read-consistency',
+    help: 'consistent: every read reflects every write and task the cluster reported done (it may wait up to --read-timeout); stale: a node answers at once from what it holds',
+    default: 'consistent',
+  },
+  { name: 'read-timeout', help: 'How long a consistent read waits before failing with consistent_read_timeout, e.g. "5s"', default: '5s' },
+  { name: 'health-max-lag-entries', help: 'GET /cluster/health fails while the node is more log entries than this behind the leader', default: '1000' },
+  { name: 'health-max-lag', help: 'GET /cluster/health fails while the node is this long behind the leader, e.g. "3s"', default: '3s' },
   { name: 'task-queue-limit', help: 'Tasks kept before the oldest finished tenth is deleted automatically', default: '1000000' },
   { name: 'dump-dir', help: 'Directory where dumps are written', default: './dumps' },
   { name: 'snapshot-dir', help: 'Directory where snapshots are written', default: './snapshots' },
@@ -292,6 +308,14 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       'An import runs on a fresh single node (no --peers, no --join). To restore a cluster, import on one node started with --raft-addr, then let the others --join it: they copy the imported state from it.',
     );
   }
+  const readConsistency = get('read-consistency')!;
+  if (readConsistency !== 'consistent' && readConsistency !== 'stale') {
+    throw new OptionsError(`--read-consistency: expected consistent or stale, got \`${readConsistency}\`.`);
+  }
+  const lagEntriesText = get('health-max-lag-entries')!;
+  if (!/^\d+$/.test(lagEntriesText)) {
+    throw new OptionsError(`--health-max-lag-entries: expected a number of log entries, got \`${lagEntriesText}\`.`);
+  }
   const queueLimitText = get('task-queue-limit')!;
   if (!/^\d+$/.test(queueLimitText) || Number(queueLimitText) < 1) {
     throw new OptionsError(`--task-queue-limit: expected a positive number of tasks, got \`${queueLimitText}\`.`);
@@ -334,6 +358,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     logsMode,
     raftSnapshotThreshold: Number(thresholdText),
     writeTimeoutMs: parseDuration('write-timeout', get('write-timeout')!),
+    readConsistency,
+    readTimeoutMs: parseDuration('read-timeout', get('read-timeout')!),
+    healthMaxLagEntries: Number(lagEntriesText),
+    healthMaxLagMs: parseDuration('health-max-lag', get('health-max-lag')!),
     taskQueueLimit: Number(queueLimitText),
     dumpDir: get('dump-dir')!,
     snapshotDir: get('snapshot-dir')!,

@@ -27,6 +27,8 @@ export interface EngineParts {
   embeddings?: EmbeddingSource;
   /** Embedding servers' timeouts and retries, and where local models come from; defaults otherwise. */
   embedderEnv?: EmbedderEnvironment;
+  /** Told when an index's stored structures were found damaged at open and rebuilt from its documents. */
+  onRebuilt?: (index: string, reason: string) => void;
 }
 
 /**
@@ -51,10 +53,17 @@ export class Engine {
     private readonly structures: SearchIndexFactory,
     private readonly embeddings: EmbeddingSource,
     private readonly embedderEnv: EmbedderEnvironment,
+    private readonly onRebuilt: EngineParts['onRebuilt'],
   ) {}
 
   static async open(store: KvStore, parts: EngineParts = {}): Promise<Engine> {
-    const engine = new Engine(store, parts.structures ?? defaultSearchFactory(), parts.embeddings ?? directSource, parts.embedderEnv ?? embedderEnvironment());
+    const engine = new Engine(
+      store,
+      parts.structures ?? defaultSearchFactory(),
+      parts.embeddings ?? directSource,
+      parts.embedderEnv ?? embedderEnvironment(),
+      parts.onRebuilt,
+    );
     await engine.load();
     return engine;
   }
@@ -84,7 +93,15 @@ export class Engine {
 
   async openHandle(meta: IndexMeta): Promise<IndexHandle> {
     const space = IndexHandle.searchSpaceOf(meta.id);
-    const search = await this.structures.open({ store: this.store, space, settings: meta.settings, embeddings: this.embeddings, embedderEnv: this.embedderEnv });
+    const docs = IndexHandle.documentSpaceOf(meta.id);
+    const store = this.store;
+    async function* documents(): AsyncGenerator<[number, Doc]> {
+      for await (const e of store.scan({ prefix: docs.prefix })) yield [decodeUint(docs.strip(e.key)), JSON.parse(e.value.toString()) as Doc];
+    }
+    const onRebuilt = (reason: string) => this.onRebuilt?.(meta.uid, reason);
+    const search = await this.structures.open({
+      store, space, settings: meta.settings, embeddings: this.embeddings, embedderEnv: this.embedderEnv, documents, onRebuilt,
+    });
     return new IndexHandle(meta, new Map(), search);
   }
 

@@ -302,6 +302,10 @@ export const ERROR_CODES = {
   dynamic_search_rule_not_found: { status: 404, type: 'invalid_request' },
   no_leader: { status: 503, type: 'system' },
   cluster_unavailable: { status: 503, type: 'system' },
+  // A read could not be made to reflect every write the cluster reported done, within --read-timeout.
+  consistent_read_timeout: { status: 503, type: 'system' },
+  // The balancer's health check: the node cannot reach a quorum, or lags beyond the bounds.
+  node_not_ready: { status: 503, type: 'system' },
   // HTTP-level refusals raised before any route runs, where the status itself tells proxies and
   // clients what went wrong.
   request_header_fields_too_large: { status: 431, type: 'invalid_request' },

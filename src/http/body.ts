@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { formatByteSize } from '../config/byte-size.js';
 import { depthMessage, jsonDepthExceeded } from '../util/json-depth.js';
+import { jsonSyntaxError } from '../util/json-syntax.js';
 
 export type BodyFormat = 'json' | 'ndjson' | 'csv';
 
@@ -79,6 +80,11 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A JSON body: `application/json`, present, well-formed. */
 export function jsonBody(req: FastifyRequest, limit: number): unknown {
+  return jsonBodyAndText(req, limit).value;
+}
+
+/** A JSON body and the text it was parsed from (for errors that point into it). */
+export function jsonBodyAndText(req: FastifyRequest, limit: number): { value: unknown; text: string } {
   bodyFormat(req, ['json']);
   const buf = rawBody(req, limit);
   let text: string;
@@ -91,8 +97,8 @@ export function jsonBody(req: FastifyRequest, limit: number): unknown {
   const tooDeep = jsonDepthExceeded(text);
   if (tooDeep) throw new ApiError('malformed_payload', `The json payload provided is malformed. \`${depthMessage(tooDeep)}\`.`);
   try {
-    return JSON.parse(text);
+    return { value: JSON.parse(text), text };
   } catch (e) {
-    throw new ApiError('malformed_payload', `The json payload provided is malformed. \`${(e as Error).message}\`.`);
+    throw new ApiError('malformed_payload', `The json payload provided is malformed. \`${jsonSyntaxError(text) ?? (e as Error).message}\`.`);
   }
 }

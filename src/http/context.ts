@@ -3,6 +3,7 @@ import type { KeyStore } from '../auth/key-store.js';
 import type { Engine } from '../engine/engine.js';
 import type { ExperimentalFeatures } from '../features/experimental-features.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { ConsistentReads } from '../replication/consistent-reads.js';
 import type { Replicator } from '../replication/replicator.js';
 import type { Executor } from '../tasks/executor.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
@@ -18,6 +19,8 @@ export interface AppContext {
   queue: TaskQueue;
   executor: Executor;
   replicator: Replicator;
+  /** Read-your-writes: `reads.ready()` before answering a read (see `--read-consistency`). */
+  reads: ConsistentReads;
   /** Prometheus instruments of this node (`GET /metrics`; search timing via `metrics.searchTimer`). */
   metrics: Metrics;
   /** Runtime experimental features (changed through the log). */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { assertIndexUid } from '../engine/indexes/index-uid.js';
 import type { ErrorCode } from '../errors/codes.js';
-import { jsonBody } from './body.js';
+import { jsonBodyAndText } from './body.js';
 import type { FieldDef, FieldsOf, ObjectSchema, Schema } from './schema.js';
 import { assertActionGranted } from '../auth/request-auth.js';
 
@@ -50,7 +50,7 @@ export interface RouteDef<F extends Record<string, FieldDef>, B> extends Omit<Ro
   /** Code of an error about the body as a whole (a wrong type, an unknown field). */
   bodyCode?: ErrorCode;
   /** Checks run on the parsed JSON before the schema (errors the reference reports first). */
-  precheck?: (raw: unknown) => void;
+  precheck?: (raw: unknown, text: string) => void;
   /** An absent body reads as `{}` (a body whose every field is optional, for a bare POST). */
   emptyBodyIs?: unknown;
   /** Bodies up to the payload limit (document uploads, deletions by id) rather than the JSON limit. */
@@ -111,8 +111,8 @@ export function route<F extends Record<string, FieldDef> = Record<string, never>
       let body: unknown;
       if (read !== 'raw') {
         const limit = largeBody ? app.bodyLimits.payload : app.bodyLimits.json;
-        const raw = emptyBodyIs !== undefined && isEmptyBody(req) ? emptyBodyIs : jsonBody(req, limit);
-        precheck?.(raw);
+        const { value: raw, text } = emptyBodyIs !== undefined && isEmptyBody(req) ? { value: emptyBodyIs, text: '' } : jsonBodyAndText(req, limit);
+        precheck?.(raw, text);
         body = read === 'checked' && def.body ? def.body.parse(raw, { path: '', code: bodyCode ?? 'bad_request', mode: 'json' }) : raw;
       }
       const out = await handler(req, reply, { uid, query, body: body as B });

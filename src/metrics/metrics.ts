@@ -86,6 +86,13 @@ export class Metrics {
   readonly snapshotsSent = this.counter('raft_snapshots_sent_total', 'Snapshots streamed to followers, by outcome', ['result']);
   readonly snapshotsInstalled = this.counter('raft_snapshots_installed_total', 'Snapshots from the leader installed on this node', []);
 
+  // Consistent reads and lag.
+  readonly readWaits = this.counter('read_barrier_waits_total', 'Reads that waited to reflect every write the cluster reported done, by outcome (ok, timeout)', ['outcome']);
+  readonly readWaitDuration = this.histogram('read_barrier_wait_seconds', 'Time a read waited to reflect every write the cluster reported done', [], LATENCY_BUCKETS);
+  readonly replicaLagEntries = this.gauge('replica_lag_entries', 'Log entries between the leader\'s commit index and what this node reflects', []);
+  readonly replicaLagSeconds = this.gauge('replica_lag_seconds', 'How long the oldest entry or finished batch this node has yet to reflect has been waiting here', []);
+  readonly nodeReady = this.gauge('node_ready', '1 while GET /cluster/health answers 200 (a quorum in reach, lag within bounds), else 0', []);
+
   // gRPC, client side: every call this node made to another.
   readonly grpcCalls = this.counter('grpc_client_calls_total', 'gRPC calls to other nodes, by method and status code', ['method', 'code']);
   readonly grpcDuration = this.histogram('grpc_client_call_duration_seconds', 'Duration of gRPC calls to other nodes', ['method'], LATENCY_BUCKETS);
@@ -102,6 +109,7 @@ export class Metrics {
   constructor(nodeId: string) {
     this.nodeInfo.set({ node_id: nodeId, version: VERSION.pkgVersion }, 1);
     for (const result of ['ok', 'failed']) this.snapshotsSent.inc({ result }, 0);
+    for (const outcome of ['ok', 'timeout']) this.readWaits.inc({ outcome }, 0);
     processMetrics();
   }
 
@@ -144,6 +152,12 @@ export class Metrics {
       this.seenIndexes.delete(index);
       for (const m of this.indexLabelled) m.remove({ index });
     }
+  }
+
+  /** One read that waited to be consistent. */
+  observeReadWait(outcome: 'ok' | 'timeout', seconds: number): void {
+    this.readWaits.inc({ outcome });
+    this.readWaitDuration.observe(seconds);
   }
 
   /** One gRPC call served to another node. */

@@ -14,6 +14,8 @@ export interface RaftSource {
   status(): Status | null;
   /** Highest log index applied to the node's state (tasks and indexes). */
   appliedIndex(): number;
+  /** How far behind the leader the node is, and whether the balancer should use it. */
+  readiness?(): { ready: boolean; lag: { entries: number; ms: number } };
 }
 
 /** What the driver reports as it changes role or leader. */
@@ -143,6 +145,12 @@ export function connectRaft(m: Metrics, raft: RaftSource): void {
     // Progress is tracked by the leader only; followers export no lag.
     for (const [peer, pr] of Object.entries(st.progress)) {
       if (peer !== st.id) m.raftLag.set({ peer }, Math.max(0, st.lastIndex - pr.match));
+    }
+    const r = raft.readiness?.();
+    if (r) {
+      m.replicaLagEntries.set(r.lag.entries);
+      m.replicaLagSeconds.set(r.lag.ms / 1000);
+      m.nodeReady.set(r.ready ? 1 : 0);
     }
   });
 }

@@ -6,6 +6,7 @@ import {
   type Entry,
   type Message,
   type NodeId,
+  type ReadState,
   type Ready,
   type Snapshot,
   type SoftState,
@@ -36,7 +37,19 @@ export interface DriverOptions {
 export interface DriverEvents {
   softState: [SoftState];
   applied: [number];
+  /** The answer to a `readIndex(ctx)`. */
+  readState: [ReadState];
   error: [unknown];
+}
+
+/** Who this node heard from lately: the health check's view of the cluster (monotonic ms). */
+export interface Contact {
+  /** When each peer's last message arrived. */
+  lastHeard: ReadonlyMap<NodeId, number>;
+  /** The last leader that sent entries or a heartbeat, its term, and when. */
+  leader: { id: NodeId; term: number; at: number } | null;
+  /** The highest commit index a leader of `leader.term` announced (appends carry it whole). */
+  leaderCommit: number;
 }
 
 /**
@@ -50,6 +63,7 @@ export class RaftDriver extends EventEmitter<DriverEvents> {
   private scheduled = false;
   private stopped = false;
   soft: SoftState = { lead: '', role: 'follower' };
+  readonly contact: Contact & { lastHeard: Map<NodeId, number> } = { lastHeard: new Map(), leader: null, leaderCommit: 0 };
 
   constructor(
     readonly node: RawNode,
@@ -68,6 +82,19 @@ export class RaftDriver extends EventEmitter<DriverEvents> {
       this.schedule();
     }, this.opts.tickMs);
     this.schedule();
+  }
+
+  /**
+   * While a Ready is being written (a large append's fsync, applying a batch of entries), what
+   * depends on no write leaves at once instead of waiting for the loop (see RawNode.takeUrgent).
+   */
+  private schedule(): void {
+    if (this.running && !this.stopped) {
+      const { messages, readStates } = this.node.takeUrgent();
+      if (messages.length > 0) this.transport.send(messages);
+      for (const s of readStates) this.emit('readState', s);
+    }
+    this.scheduleLoop();
   }
 
   async stop(): Promise<void> {
@@ -90,11 +117,31 @@ export class RaftDriver extends EventEmitter<DriverEvents> {
 
   step(m: Message): void {
     if (this.stopped) return;
+    this.noteContact(m);
     try {
       this.node.step(m);
     } catch (e) {
       this.emit('error', e);
     }
+    this.schedule();
+  }
+
+  private noteContact(m: Message): void {
+    const now = performance.now();
+    const c = this.contact;
+    c.lastHeard.set(m.from, now);
+    if (m.type !== 'app' && m.type !== 'heartbeat' && m.type !== 'snapshot') return;
+    if (c.leader && m.term < c.leader.term) return;
+    if (!c.leader || m.term > c.leader.term) c.leaderCommit = 0;
+    c.leader = { id: m.from, term: m.term, at: now };
+    // A heartbeat's commit is capped at what the follower holds; an append's is the leader's own.
+    if (m.type === 'app') c.leaderCommit = Math.max(c.leaderCommit, m.commit);
+  }
+
+  /** Asks for a read index; the answer comes as a `readState` event tagged `ctx` (none without a leader). */
+  readIndex(ctx: number): void {
+    if (this.stopped) return;
+    this.node.readIndex(ctx);
     this.schedule();
   }
 
@@ -129,7 +176,7 @@ export class RaftDriver extends EventEmitter<DriverEvents> {
     this.schedule();
   }
 
-  schedule(): void {
+  private scheduleLoop(): void {
     if (this.scheduled || this.stopped) return;
     this.scheduled = true;
     // The loop serves no request, even when a request's proposal is what woke it up.
@@ -163,6 +210,8 @@ export class RaftDriver extends EventEmitter<DriverEvents> {
       this.soft = rd.softState;
       this.emit('softState', rd.softState);
     }
+    // A read index needs nothing persisted: the reader waits until it has applied up to it.
+    for (const s of rd.readStates) this.emit('readState', s);
     if (rd.snapshot) await this.applier.installSnapshot(rd.snapshot);
     let messages = rd.messages;
     if (rd.entries.length > 0 || rd.hardState) {

@@ -4,6 +4,7 @@ import {
   type JoinRequest,
   type JoinResponse,
   type LeaveResponse,
+  type ProcessedResponse,
   type ProposeResponse,
   type StatusResponse,
   type TransferLeadershipResponse,
@@ -201,6 +202,11 @@ export class ClusterPeers {
   /** Status of whoever listens at `addr` (a node not yet known by id). */
   statusAt(addr: string, timeoutMs: number): Promise<StatusResponse> {
     return this.unary<StatusResponse>(addr, timeoutMs, (c, md, o, cb) => c.status({}, md, o, cb));
+  }
+
+  /** Tells the leader the first batch this node has not processed yet. */
+  async processed(leader: string, nodeId: string, nextBatchUid: number, timeoutMs: number): Promise<void> {
+    await this.unary<ProcessedResponse>(this.addressOf(leader), timeoutMs, (c, md, o, cb) => c.processed({ nodeId, nextBatchUid }, md, o, cb));
   }
 
   joinVia(addr: string, req: JoinRequest, timeoutMs: number): Promise<JoinResponse> {

@@ -114,6 +114,12 @@ export function registerClusterService(r: RaftReplicator, httpAddr: string): voi
           cb(null, { accepted: false, leaderId: r.leaderId() ?? '', message: msg });
         });
     },
+    processed: (call, cb) => {
+      const denied = t.authorize(call, 'Processed');
+      if (denied) return cb(denied);
+      if (r.isLeader()) r.processing?.received(call.request.nodeId, call.request.nextBatchUid);
+      cb(null, {});
+    },
     status: (call, cb: grpc.sendUnaryData<StatusResponse>) => {
       const denied = t.authorize(call, 'Status');
       if (denied) return cb(denied);

@@ -22,6 +22,9 @@ import { AmbiguousError, ClusterPeers, NotAppendedError } from './cluster-peers.
 import { registerClusterService } from './cluster-service.js';
 import { noLeader, PendingProposals, ProposalTimeout, removedError, Superseded, unconfirmed, type Applied } from './proposals.js';
 import { Membership } from './membership.js';
+import { ReadIndexer } from './read-index.js';
+import { ProcessingReports } from './processing-reports.js';
+import { ReplicaHealth, type Lag, type Readiness } from './replica-health.js';
 import type { NodeStatus, Replicator } from './replicator.js';
 import {
   APPLIED_META,
@@ -48,6 +51,8 @@ export interface RaftReplicatorDeps {
   onApplied(r: ApplyResult): void;
   /** This node became leader (it must now decide batches) or stopped being it. */
   onRoleChange?(leader: boolean): void;
+  /** A member reported how far it processed (the leader may now settle batches). */
+  onProcessingReport?(): void;
   /** Halts processing before a snapshot replaces the applied state, and reloads everything after. */
   beforeInstall(): Promise<void>;
   afterInstall(): Promise<void>;
@@ -75,6 +80,10 @@ export class RaftReplicator implements Replicator {
   private rejoining = false;
   private readonly pending = new PendingProposals();
   private readonly appliedWaiters = new Set<() => void>();
+  private reads: ReadIndexer | null = null;
+  private healthCheck: ReplicaHealth | null = null;
+  processing: ProcessingReports | null = null;
+  private sampler: NodeJS.Timeout | null = null;
   private confState: ConfState = { voters: [], learners: [] };
   readonly writeTimeoutMs: number;
 
@@ -191,8 +200,42 @@ export class RaftReplicator implements Replicator {
       { tickMs: this.d.tickMs ?? 100, maxLogBytes: this.d.maxLogBytes ?? 512 * 1024 * 1024 },
     );
     this.driver.on('error', (e) => this.d.log.error({ err: e }, 'raft driver error'));
+    this.reads = new ReadIndexer(this.driver);
+    // A follower hears from the leader every tick: missing an election timeout and a half of them means it is cut off.
+    const contactMs = 15 * (this.d.tickMs ?? 100);
+    const queue = this.d.sm.queue;
+    const driver = this.driver;
+    this.healthCheck = new ReplicaHealth(
+      {
+        nodeId: options.nodeId,
+        raft: () => ({ role: driver.soft.role, lead: driver.soft.lead, commit: driver.node.committed(), confState: this.confState }),
+        contact: driver.contact,
+        appliedIndex: () => queue.appliedIndex,
+        reflectedIndex: () => queue.reflectedIndex(),
+        dueBatches: () => queue.decidedFinish.values(),
+        removed: () => this.removed,
+      },
+      { maxLagEntries: options.healthMaxLagEntries, maxLagMs: options.healthMaxLagMs, contactMs },
+    );
+    this.sampler = setInterval(() => this.healthCheck?.sample(), this.d.tickMs ?? 100);
+    this.sampler.unref();
+    this.processing = new ProcessingReports(
+      {
+        nodeId: options.nodeId,
+        isLeader: () => this.isLeader(),
+        leaderId: () => this.leaderId(),
+        others: () => [...this.confState.voters, ...this.confState.learners].filter((id) => id !== options.nodeId),
+        lastHeard: (id) => this.driver.contact.lastHeard.get(id),
+        nextUnprocessed: () => this.d.sm.queue.pending[0]?.uid ?? this.d.sm.queue.nextBatchUid,
+        send: (leader, next) => this.peers.processed(leader, options.nodeId, next, 2_000),
+        onReport: () => this.d.onProcessingReport?.(),
+      },
+      { contactMs, maxWaitMs: options.healthMaxLagMs },
+    );
     this.driver.on('softState', (s) => {
       this.d.log.info({ role: s.role, leader: s.lead || null }, 'raft role changed');
+      this.processing?.reset();
+      this.processing?.report();
       this.d.onRoleChange?.(s.role === 'leader');
     });
     this.driver.start();
@@ -234,6 +277,8 @@ export class RaftReplicator implements Replicator {
 
   async stop(): Promise<void> {
     this.membership?.stop();
+    this.reads?.close();
+    if (this.sampler) clearInterval(this.sampler);
     await this.driver?.stop();
     await this.transport?.close();
     this.peers?.close();
@@ -289,10 +334,19 @@ export class RaftReplicator implements Replicator {
       this.pending.settle(e.index, e.term, result);
       if (cmd.kind !== 'noop') this.d.onApplied(result);
     }
-    this.wakeWaiters();
+    this.recheckWaits();
   }
 
-  private wakeWaiters(): void {
+  batchProcessed(): void {
+    this.recheckWaits();
+    this.processing?.report();
+  }
+
+  settleDelay(uid: number, finishedAt: number): number {
+    return this.processing?.waitFor(uid, finishedAt) ?? 0;
+  }
+
+  private recheckWaits(): void {
     for (const w of [...this.appliedWaiters]) w();
   }
 
@@ -309,7 +363,7 @@ export class RaftReplicator implements Replicator {
     this.removed = ![...s.meta.confState.voters, ...s.meta.confState.learners].includes(this.nodeId);
     this.pending.skippedUpTo(s.meta.index);
     await this.d.afterInstall();
-    this.wakeWaiters();
+    this.recheckWaits();
   }
 
   /** Resolves true once `pred()` holds (checked after every applied entry), false after `timeoutMs`. */
@@ -334,19 +388,27 @@ export class RaftReplicator implements Replicator {
     return this.waitUntil(() => this.appliedIndex >= index, timeoutMs);
   }
 
+  readIndex(timeoutMs: number): Promise<number | null> {
+    return this.reads ? this.reads.readIndex(timeoutMs) : Promise.resolve(null);
+  }
+
+  alone(): boolean {
+    const voters = this.confState.voters;
+    return voters.length === 1 && voters[0] === this.nodeId && !this.removed;
+  }
+
+  lag(): Lag {
+    return this.healthCheck?.lag() ?? { entries: 0, ms: 0 };
+  }
+
+  readiness(): Readiness {
+    return this.healthCheck?.readiness() ?? { ready: false, lag: { entries: 0, ms: 0 }, reason: `node \`${this.nodeId}\` is starting` };
+  }
+
   async catchUp(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    let commit: number;
-    if (this.isLeader()) commit = this.driver.status().commit;
-    else {
-      const leader = this.leaderId();
-      if (!leader || leader === this.nodeId || !this.peers.has(leader)) return false;
-      try {
-        commit = (await this.peers.status(leader, timeoutMs)).commitIndex;
-      } catch {
-        return false;
-      }
-    }
+    const commit = this.alone() ? this.driver.status().commit : await this.readIndex(timeoutMs);
+    if (commit === null) return false;
     return this.waitApplied(commit, Math.max(1, deadline - Date.now()));
   }
 

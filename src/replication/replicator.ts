@@ -1,5 +1,6 @@
 import type { Command } from '../tasks/command.js';
 import type { ApplyResult } from '../tasks/state-machine.js';
+import type { Lag, Readiness } from './replica-health.js';
 
 export interface NodeStatus {
   id: string;
@@ -49,8 +50,30 @@ export interface Replicator {
   start(): Promise<void>;
   stop(): Promise<void>;
   status(): { self: NodeStatus; nodes: NodeStatus[] };
-  /** Resolves true once `pred()` holds (checked after each applied entry), false after `timeoutMs`. */
+  /**
+   * Resolves true once `pred()` holds (checked after each applied entry and whenever
+   * `batchProcessed` is called), false after `timeoutMs`.
+   */
   waitUntil(pred: () => boolean, timeoutMs: number): Promise<boolean>;
+  /** This node processed a batch: waits may be over, and the leader wants to know. */
+  batchProcessed(): void;
+  /**
+   * On the leader: 0 when batch `uid`, finished here at `finishedAt` (epoch ms), may be
+   * reported finished (its finish goes into the log), else how many ms it may still wait for
+   * the members in touch to process it too.
+   */
+  settleDelay(uid: number, finishedAt: number): number;
+  /**
+   * The leader's commit index, confirmed by a quorum after the call (see raft/core/read-only.ts);
+   * null when no leader answered within `timeoutMs`. Calls made together share one request.
+   */
+  readIndex(timeoutMs: number): Promise<number | null>;
+  /** Whether this node is the only voter: it holds every committed entry, and its reads need no read index. */
+  alone(): boolean;
+  /** How far this node is behind the leader. */
+  lag(): Lag;
+  /** Whether the load balancer should send this node requests (a quorum in reach, lag within bounds). */
+  readiness(): Readiness;
   /**
    * Resolves true once this node has applied everything the leader had committed when asked
    * (a read index), false when no leader answered or applying took longer than `timeoutMs`.

@@ -25,6 +25,8 @@ export class Scheduler {
   /** No task has a lower uid (they were deleted): where the search for the oldest starts. */
   private lowestUid = 0;
   private warnedAt = -Infinity;
+  /** A poke planned for when a held finish may be settled anyway. */
+  private holdTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly replicator: Replicator,
@@ -37,12 +39,16 @@ export class Scheduler {
   poke(): void {
     if (this.queue.pending.length > 0) this.executor.kick();
     if (this.proposing || !this.replicator.isLeader()) return;
-    if (this.queue.pending.length > 0 || this.executor.busy) return;
+    // This node's finish times of the batches it processed go with the next decision, or alone.
+    const finished = this.settled();
+    if (this.queue.pending.length > 0 || this.executor.busy) {
+      // Busy with the next batch: the members that caught up need not wait for its end.
+      if (finished.length > 0) this.propose({ kind: 'batch', startedAt: Date.now(), taskUids: [], reason: 'finish times', finished });
+      return;
+    }
     const deletion = this.autoDeletion();
     if (deletion) return this.propose(deletion);
     const plan = nextBatch(this.queue.queue());
-    // This node's finish times of the batches it processed go with the next decision (alone when there is none).
-    const finished = [...this.queue.undecided].sort((a, b) => a[0] - b[0]);
     if (!plan && finished.length === 0) return;
     this.propose({
       kind: 'batch',
@@ -51,6 +57,30 @@ export class Scheduler {
       reason: plan?.reason ?? 'finish times',
       ...(finished.length > 0 ? { finished } : {}),
     });
+  }
+
+  /**
+   * The finished batches whose finish may go into the log now, oldest first: those that every
+   * member in touch has processed too (see ProcessingReports). When one must wait, a poke is
+   * planned for when it may be settled anyway.
+   */
+  private settled(): [number, number][] {
+    const out: [number, number][] = [];
+    for (const [uid, at] of [...this.queue.undecided].sort((a, b) => a[0] - b[0])) {
+      const wait = this.replicator.settleDelay(uid, at);
+      if (wait > 0) {
+        if (!this.holdTimer) {
+          this.holdTimer = setTimeout(() => {
+            this.holdTimer = null;
+            this.poke();
+          }, wait);
+          this.holdTimer.unref();
+        }
+        break;
+      }
+      out.push([uid, at]);
+    }
+    return out;
   }
 
   /**

@@ -5,6 +5,7 @@ import { buildApp } from '../http/app.js';
 import { httpsServerOptions } from '../http/https.js';
 import type { AppContext } from '../http/context.js';
 import { RaftReplicator } from '../replication/raft-replicator.js';
+import { ConsistentReads } from '../replication/consistent-reads.js';
 import { EmbeddingExchange } from '../replication/embedding-exchange.js';
 import { embedderEnvironmentOf } from '../config/embedder-environment.js';
 import { Scheduler } from '../replication/scheduler.js';
@@ -52,11 +53,13 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   // Unreadable certificate files stop the start before the database is opened.
   const https = options.ssl ? httpsServerOptions(options.ssl) : undefined;
   // --import-dump / --import-snapshot build the database before it is opened.
-  await importAtStart(options, startupLogger(options.logLevel, deps.logStream, options.logsMode));
+  const startLog = startupLogger(options.logLevel, deps.logStream, options.logsMode);
+  await importAtStart(options, startLog);
   const store = await RocksStore.open(options.dbPath);
   // Embeddings for indexing come through the log (see docs/vector-search.md).
   const embeddings = new EmbeddingExchange();
-  const engine = await Engine.open(store, { embeddings, embedderEnv: embedderEnvironmentOf(options) });
+  const onRebuilt = (index: string, reason: string) => startLog.warn({ index, reason }, 'search structures found damaged at open were rebuilt from the documents');
+  const engine = await Engine.open(store, { embeddings, embedderEnv: embedderEnvironmentOf(options), onRebuilt });
   const queue = new TaskQueue();
   await queue.load(store);
   const sm = new TaskStateMachine(store, queue);
@@ -121,6 +124,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     onApplied,
     // A new leader decides the batches its predecessor left undecided.
     onRoleChange: () => scheduler?.poke(),
+    onProcessingReport: () => scheduler?.poke(),
     async beforeInstall() {
       embeddings.interruptWaits('a snapshot is being installed');
       await executor.halt();
@@ -138,7 +142,11 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     onCall: (method, code, seconds) => metrics.observeGrpcCall(method, code, seconds),
     onServed: (method, code, seconds) => metrics.observeGrpcServed(method, code, seconds),
   });
-  connectRaft(metrics, { status: () => replicator.driver?.status() ?? null, appliedIndex: () => replicator.appliedIndex });
+  connectRaft(metrics, {
+    status: () => replicator.driver?.status() ?? null,
+    appliedIndex: () => replicator.appliedIndex,
+    readiness: () => replicator.readiness(),
+  });
   embeddings.hooks = {
     isLeader: () => replicator.isLeader(),
     propose: (op) => ctx.configure(EmbeddingExchange.COMMAND, op),
@@ -158,6 +166,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   });
   executor.on('batch', (b) => {
     log.debug({ batchUid: b.uid, taskUids: b.taskUids, durationMs: (b.finishedAt ?? b.startedAt) - b.startedAt }, 'batch processed');
+    replicator.batchProcessed();
     notify();
     scheduler?.poke();
     // The leader notifies, once per batch: a batch whose finish time the log had already decided
@@ -166,6 +175,11 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   });
   executor.on('idle', () => scheduler?.poke());
 
+  const reads = new ConsistentReads(
+    { nodeId: options.nodeId, replicator, queue, observe: (outcome, seconds) => metrics.observeReadWait(outcome, seconds) },
+    options.readConsistency,
+    options.readTimeoutMs,
+  );
   // Every line goes through the hub: standard output (or the given stream) and `/logs/stream`.
   const logs = new LogHub(deps.logStream ?? process.stdout, LogTargets.level(options.logLevel), options.logsMode);
   const ctx: AppContext = {
@@ -174,6 +188,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     queue,
     executor,
     replicator,
+    reads,
     features,
     metrics,
     keys,

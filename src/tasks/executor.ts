@@ -14,6 +14,9 @@ import { detached } from '../util/log-context.js';
 import { formatDuration, StepTrace } from '../util/step-trace.js';
 import type { ErrorBody } from '../errors/api-error.js';
 
+/** Longest stretch a long loop of the executor runs before it lets the event loop turn. */
+const TURN_MS = 20;
+
 export interface ExecutorEvents {
   /** A batch finished: its tasks reached a final status. */
   batch: [BatchRecord];
@@ -130,7 +133,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       }
       return t;
     };
-    const deleted: number[] = [];
+    let deleted: ReadonlySet<number> = new Set();
     const resetLive = () => {
       for (const t of live) {
         t.status = 'enqueued';
@@ -148,7 +151,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
         this.cancel(tasks, stage, (u) => staged.get(u) ?? q.tasks.get(u));
       } else if (type === 'taskDeletion') {
         trace.step('deleting tasks');
-        for (const u of this.deleteTasks(tasks, wb)) deleted.push(u); // may be hundreds of thousands: no spread
+        deleted = await this.deleteTasks(tasks, wb);
       } else if (type === 'dumpCreation' || type === 'snapshotCreation') {
         trace.step(type === 'dumpCreation' ? 'creating the dump' : 'creating the snapshot');
         try {
@@ -181,7 +184,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     }
     // Tasks a cancelation of this batch canceled finish with it (their time is set only here).
     for (const t of staged.values()) if (t.status === 'canceled' && t.canceledBy !== null && own.has(t.canceledBy)) t.finishedAt = finishedAt;
-    for (const t of staged.values()) if (!deleted.includes(t.uid)) q.writeTask(wb, t);
+    for (const t of staged.values()) if (!deleted.has(t.uid)) q.writeTask(wb, t);
     const record: BatchRecord = {
       uid: pb.uid,
       taskUids: pb.taskUids,
@@ -313,17 +316,26 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     });
   }
 
-  /** Returns the uids to forget once the batch is committed. */
-  private deleteTasks(deletions: TaskRecord[], wb: WriteBatch): number[] {
+  /**
+   * Returns the uids to forget once the batch is committed. A deletion at the queue's limit
+   * takes a hundred thousand tasks or more: the loop gives the event loop a turn now and then
+   * (nothing else changes these tasks' statuses meanwhile: only this executor does).
+   */
+  private async deleteTasks(deletions: TaskRecord[], wb: WriteBatch): Promise<Set<number>> {
     const q = this.queue;
-    const gone: number[] = [];
+    const gone = new Set<number>();
+    let slice = performance.now();
     for (const d of deletions) {
       let n = 0;
       const matched = this.stillMatching(d, (u) => q.tasks.get(u));
       for (const u of matched) {
+        if (performance.now() - slice > TURN_MS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          slice = performance.now();
+        }
         const t = q.tasks.get(u)!;
-        if (!isFinished(t.status) || gone.includes(u)) continue;
-        gone.push(u);
+        if (!isFinished(t.status) || gone.has(u)) continue;
+        gone.add(u);
         wb.del(PAYLOADS.key(u));
         wb.del(q.taskKey(u));
         n++;

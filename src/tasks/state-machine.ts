@@ -103,7 +103,7 @@ export class TaskStateMachine {
       for (const [uid, at] of cmd.finished ?? []) q.decideFinish(uid, at, wb);
       const uids = cmd.taskUids.filter((u) => q.unbatched.has(u));
       if (uids.length > 0) {
-        const pb: PendingBatch = { uid: q.nextBatchUid++, taskUids: uids, startedAt: cmd.startedAt, reason: cmd.reason };
+        const pb: PendingBatch = { uid: q.nextBatchUid++, taskUids: uids, startedAt: cmd.startedAt, reason: cmd.reason, index };
         q.pending.push(pb);
         wb.put(PENDING.key(pb.uid), JSON.stringify(pb));
         for (const u of uids) {

@@ -148,13 +148,28 @@ function inRange(v: number | null, after?: number, before?: number): boolean {
   return true;
 }
 
+const asSets = new WeakMap<readonly unknown[], ReadonlySet<unknown>>();
+
+/**
+ * A filter's list as a set, built once per list: a filter may name 100,000 uids and be matched
+ * against every task of a million, so a lookup must not walk the list.
+ */
+function has<T>(list: readonly T[], v: T): boolean {
+  let set = asSets.get(list) as ReadonlySet<T> | undefined;
+  if (!set) {
+    set = new Set(list);
+    asSets.set(list, set);
+  }
+  return set.has(v);
+}
+
 export function matchesTask(t: TaskRecord, f: TaskFilter): boolean {
-  if (f.uids && !f.uids.includes(t.uid)) return false;
-  if (f.batchUids && (t.batchUid === null || !f.batchUids.includes(t.batchUid))) return false;
-  if (f.canceledBy && (t.canceledBy === null || !f.canceledBy.includes(t.canceledBy))) return false;
-  if (f.types && !f.types.includes(t.type)) return false;
-  if (f.statuses && !f.statuses.includes(t.status)) return false;
-  if (f.indexUids && (t.indexUid === null || !f.indexUids.includes(t.indexUid))) return false;
+  if (f.uids && !has(f.uids, t.uid)) return false;
+  if (f.batchUids && (t.batchUid === null || !has(f.batchUids, t.batchUid))) return false;
+  if (f.canceledBy && (t.canceledBy === null || !has(f.canceledBy, t.canceledBy))) return false;
+  if (f.types && !has(f.types, t.type)) return false;
+  if (f.statuses && !has(f.statuses, t.status)) return false;
+  if (f.indexUids && (t.indexUid === null || !has(f.indexUids, t.indexUid))) return false;
   if (!inRange(t.enqueuedAt, f.afterEnqueuedAt, f.beforeEnqueuedAt)) return false;
   if (!inRange(t.startedAt, f.afterStartedAt, f.beforeStartedAt)) return false;
   if (!inRange(t.finishedAt, f.afterFinishedAt, f.beforeFinishedAt)) return false;

@@ -20,6 +20,8 @@ export interface PendingBatch {
   taskUids: number[];
   startedAt: number;
   reason: string;
+  /** Log index of the decision (absent on batches decided before it was recorded). */
+  index?: number;
 }
 
 /**
@@ -135,6 +137,58 @@ export class TaskQueue {
     if (b.taskUids.some((u) => this.tasks.get(u)?.type === 'taskCancelation')) {
       for (const t of this.tasks.values()) if (t.canceledBy !== null && own.has(t.canceledBy)) stamp(t);
     }
+  }
+
+  /**
+   * Whether clients may be told how a finished batch ended. Only once the log holds its finish
+   * time: that entry follows the leader's own processing of the batch, so a read elsewhere that
+   * catches up with the log knows to wait for the batch too (see `docs/cluster-reads.md`).
+   */
+  isSettled(batchUid: number | null): boolean {
+    return batchUid === null || !this.undecided.has(batchUid);
+  }
+
+  /**
+   * A task as clients see it: one that this node finished but whose finish the log has not
+   * settled yet still shows as processing (and one that such a batch canceled, as enqueued).
+   */
+  reported(t: TaskRecord): TaskRecord {
+    if (t.status === 'canceled' && t.canceledBy !== null) {
+      if (this.isSettled(this.tasks.get(t.canceledBy)?.batchUid ?? null)) return t;
+      return { ...t, status: 'enqueued', canceledBy: null, finishedAt: null };
+    }
+    if (t.status === 'enqueued' || t.status === 'processing' || this.isSettled(t.batchUid)) return t;
+    return { ...t, status: 'processing', error: null, finishedAt: null };
+  }
+
+  /**
+   * The newest batch whose finish the log decided and that this node has yet to process:
+   * another node may have reported its tasks finished, so a read here must wait for it.
+   */
+  latestDueBatch(): number | undefined {
+    let due: number | undefined;
+    for (const uid of this.decidedFinish.keys()) if (due === undefined || uid > due) due = uid;
+    return due;
+  }
+
+  /** Whether every batch up to `batchUid` is processed here. */
+  processedThrough(batchUid: number): boolean {
+    const next = this.pending[0];
+    return next === undefined || next.uid > batchUid;
+  }
+
+  /**
+   * The log index up to which this node reflects everything clients may have been told: its
+   * applied index, or just before the decision of the oldest batch it still owes.
+   */
+  reflectedIndex(): number {
+    let reflected = this.appliedIndex;
+    for (const pb of this.pending) {
+      if (!this.decidedFinish.has(pb.uid)) continue;
+      if (pb.index !== undefined) reflected = Math.min(reflected, pb.index - 1);
+      break;
+    }
+    return reflected;
   }
 
   /** Enqueued tasks not yet in a batch, oldest first. */

@@ -12,7 +12,7 @@ import { startTestNode, type TestNode } from '../helpers/node.js';
 const MASTER = 'route-table-master-key-0123456789';
 const INDEX = 'books';
 // The OpenAPI document is public too: it describes the release, not the instance's data.
-const PUBLIC = new Set(['/', '/health', '/openapi.json']);
+const PUBLIC = new Set(['/', '/health', '/cluster/health', '/openapi.json']);
 const AUTH_CODES = new Set(['missing_authorization_header', 'invalid_api_key', 'missing_master_key']);
 
 let t: TestNode;

@@ -48,6 +48,44 @@ describe('documents', () => {
     expect(r.body).toMatchObject({ code: 'invalid_document_csv_delimiter' });
   });
 
+  it('words malformed payloads as the reference: what is wrong, at which line and column', async () => {
+    const json = await send('POST', '/indexes/dog/documents', '[{"id": 1}, {id: 2}]');
+    expect(json.status).toBe(400);
+    expect(json.body).toMatchObject({
+      code: 'malformed_payload',
+      message: "The `json` payload provided is malformed. `Couldn't serialize document value: key must be a string at line 1 column 14`.",
+    });
+    const ndjson = await send('PUT', '/indexes/dog/documents', '{"id": 1}\n{id: 2}', 'application/x-ndjson');
+    expect(ndjson.body['message']).toBe("The `ndjson` payload provided is malformed. `Couldn't serialize document value: key must be a string at line 1 column 2`.");
+    const notObjects = await send('POST', '/indexes/dog/documents', '[1, 2]');
+    expect(notObjects.body['message']).toBe("The `json` payload provided is malformed. `Couldn't serialize document value: data are neither an object nor a list of objects`.");
+    const huge = await send('POST', '/indexes/dog/documents', '[{"id": 1, "mass": 1e999}]');
+    expect(huge.body['message']).toBe("The `json` payload provided is malformed. `Couldn't serialize document value: number out of range at line 1 column 24`.");
+    const search = await send('POST', '/indexes/dog/search', '{"q": }');
+    expect(search.body).toMatchObject({ code: 'malformed_payload', message: 'The json payload provided is malformed. `expected value at line 1 column 7`.' });
+    // A body of another type than the list delete-batch reads.
+    const batch = await send('POST', '/indexes/dog/documents/delete-batch', '"doggo"');
+    expect(batch.status).toBe(400);
+    expect(batch.body).toMatchObject({ code: 'bad_request', message: 'Json deserialize error: invalid type: string "doggo", expected a sequence at line 1 column 7' });
+    const map = await send('POST', '/indexes/dog/documents/delete-batch', '{"ids": [1]}');
+    expect(map.body['message']).toBe('Json deserialize error: invalid type: map, expected a sequence at line 1 column 0');
+    expect((await t.client.tasks.getTasks({ indexUids: ['dog'] })).results).toEqual([]);
+  });
+
+  it('refuses integer ids beyond 2^53 with a message that says why, rather than merging two documents', async () => {
+    // 2^53 + 1 reads as 2^53: kept as they come, the two documents would become one.
+    const r = await send('POST', '/indexes/bigids/documents', '[{"id": 9007199254740993, "t": "a"}, {"id": 9007199254740992, "t": "b"}]');
+    expect(r.status).toBe(202);
+    const done = await task(r.body['taskUid'] as number);
+    expect(done.status).toBe('failed');
+    expect(done.error?.code).toBe('invalid_document_id');
+    expect(done.error?.message).toContain('must lie between -9007199254740991 and 9007199254740991 to be kept exactly');
+    expect(done.error?.message).toContain('Send larger identifiers as strings');
+    const asStrings = await send('POST', '/indexes/bigids/documents', '[{"id": "9007199254740993", "t": "a"}, {"id": "9007199254740992", "t": "b"}]');
+    expect((await task(asStrings.body['taskUid'] as number)).status).toBe('succeeded');
+    expect((await t.client.index('bigids').getDocuments()).total).toBe(2);
+  });
+
   it('names the position of a bad id in documents/fetch and in the ids parameter', async () => {
     await t.client.index('ids').addDocuments([{ id: 1 }]).waitTask();
     const body = await send('POST', '/indexes/ids/documents/fetch', JSON.stringify({ ids: [1, 'not valid!'] }));
@@ -124,8 +162,11 @@ describe('search', () => {
 
   it('truncates processingTimeMs, as the reference does: a sub-millisecond search reads 0', async () => {
     await t.client.index('fast').addDocuments([{ id: 1, title: 'x' }]).waitTask();
+    // A loaded machine can stretch any one search past a millisecond: try until one is not.
     const times: number[] = [];
-    for (let i = 0; i < 20; i++) times.push((await send('POST', '/indexes/fast/search', JSON.stringify({ q: 'x' }))).body['processingTimeMs'] as number);
+    for (let i = 0; i < 500 && !times.includes(0); i++) {
+      times.push((await send('POST', '/indexes/fast/search', JSON.stringify({ q: 'x' }))).body['processingTimeMs'] as number);
+    }
     expect(times.every((x) => Number.isInteger(x))).toBe(true);
     expect(times).toContain(0);
   });

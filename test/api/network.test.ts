@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MeilisearchApiError } from 'meilisearch';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { freePort, startTestNode, type TestNode } from '../helpers/node.js';
 
 // Two independent instances, `a` and `b`, each with its own master key and its own movies:
@@ -170,6 +171,41 @@ describe('a federated search over remotes', () => {
     expect(unknown.body).toMatchObject({ code: 'invalid_multi_search_remote', message: 'Invalid `queries[0].federation_options.remote`: remote `nowhere` is not registered' });
     await a.client.updateNetwork({ remotes: { down: null, wrongkey: null } });
   });
+});
+
+describe('a remote that never answers', () => {
+  it('is reported as timed out after the remote deadline, and the local hits still come', async () => {
+    // Accepts connections and reads requests, but never answers.
+    const sockets = new Set<Socket>();
+    const hang = createServer((s) => {
+      sockets.add(s);
+      s.on('data', () => {});
+    });
+    await new Promise<void>((res) => hang.listen(0, '127.0.0.1', res));
+    const port = (hang.address() as AddressInfo).port;
+    try {
+      await a.client.updateNetwork({ remotes: { hang: { url: `http://127.0.0.1:${port}` } } });
+      const started = Date.now();
+      const r = (await a.client.multiSearch({
+        federation: {},
+        queries: [
+          { indexUid: 'movies', q: 'heat', federationOptions: { remote: 'a' } },
+          { indexUid: 'movies', q: 'heat', federationOptions: { remote: 'hang' } },
+        ] as never,
+      })) as Record<string, any>;
+      const took = Date.now() - started;
+      expect(r['hits'].map((h: any) => h.title)).toEqual(['Heat']);
+      expect(r['remoteErrors'].hang).toMatchObject({ code: 'remote_timeout', type: 'system' });
+      expect(sockets.size).toBeGreaterThan(0);
+      // Given up at the remote's own deadline (5 s), not waited on for ever.
+      expect(took).toBeGreaterThanOrEqual(4_500);
+      expect(took).toBeLessThan(20_000);
+    } finally {
+      await a.client.updateNetwork({ remotes: { hang: null } });
+      for (const s of sockets) s.destroy();
+      await new Promise((res) => hang.close(res));
+    }
+  }, 30_000);
 });
 
 describe('a network with a leader', () => {

@@ -9,14 +9,15 @@
 //      clients: searches when the server has the search route, document reads otherwise.
 // BENCH_DOCS limits the corpus, BENCH_KILLS the kills, BENCH_READ_SECONDS the read phases
 // (BENCH_READ_CLIENTS concurrent clients, 48 by default: enough to keep three nodes busy);
-// BENCH_PHASES picks phases among import,writes,failover,reads (all by default).
+// BENCH_PHASES picks phases among import,writes,failover,reads and those of cluster-costs.ts:
+// overhead,pinned,readcpu,importload (all by default).
 
-import { spawn, execFileSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { TestCluster } from '../helpers/cluster.js';
+import { startHaproxy, type Balancer } from '../helpers/haproxy.js';
+import { benchImportLoad, benchOverhead, benchPinned, benchReadCpu } from './cluster-costs.js';
 import { freePort, spawnNode, tempDir, type NodeProcess } from '../helpers/node.js';
 import { loadSynsets, pick, rng, type SynsetDoc } from './wordnet.js';
 
@@ -185,34 +186,6 @@ async function benchFollowerWrites(): Promise<void> {
   }
 }
 
-/** HAProxy in front of `ports` with cluster/haproxy.cfg (its address and servers replaced). */
-async function startHaproxy(ports: number[]): Promise<{ url: string; stop(): void }> {
-  const clusterDir = join(import.meta.dirname, '../../../cluster');
-  execFileSync('bash', [join(clusterDir, 'ensure-haproxy.sh')], { stdio: 'inherit' });
-  const port = await freePort();
-  const dir = tempDir('trine-bench-lb-');
-  const cfg = join(dir, 'haproxy.cfg');
-  const text = readFileSync(join(clusterDir, 'haproxy.cfg'), 'utf8')
-    .replace(/^listen stats[\s\S]*$/m, '')
-    .replace('bind 127.0.0.1:7700', `bind 127.0.0.1:${port}`)
-    .replace(/^\s*server .*\n/gm, '')
-    .replace(/^(\s*default-server .*\n)/m, (line) => line + ports.map((p, i) => `    server n${i + 1} 127.0.0.1:${p} check\n`).join(''));
-  writeFileSync(cfg, text);
-  const proc = spawn('haproxy', ['-f', cfg, '-db'], { stdio: 'ignore' });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    if ((await fetch(`${url}/health`).catch(() => null))?.ok) break;
-    await sleep(100);
-  }
-  return {
-    url,
-    stop() {
-      proc.kill('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 // The load generator shares the machine's two cores with the servers it measures: it uses
 // node:http on kept-alive sockets with bodies encoded once and answers left unparsed, which
 // costs a fraction of what fetch costs per request and leaves the servers that CPU.
@@ -280,7 +253,7 @@ async function benchReads(docs: SynsetDoc[]): Promise<void> {
   const dir = tempDir('trine-bench-read-');
   let single: NodeProcess | null = null;
   let c: TestCluster | null = null;
-  let lb: { url: string; stop(): void } | null = null;
+  let lb: Balancer | null = null;
   try {
     single = await spawnNode([], dir);
     // One request, hence one batch on every node: the same index structure everywhere.
@@ -314,7 +287,7 @@ async function benchReads(docs: SynsetDoc[]): Promise<void> {
     console.log(`  one node + HAProxy:    ${oneLb.toFixed(0)}/s`);
     console.log(`  three nodes + HAProxy: ${three.toFixed(0)}/s (${(three / one).toFixed(2)}x; the load generator used ${threeCpu.toFixed(2)} cores)`);
   } finally {
-    lb?.stop();
+    await lb?.stop();
     await c?.stop();
     await single?.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -325,8 +298,12 @@ export async function runClusterBench(): Promise<void> {
   console.log(`machine: ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(1)} at start`);
   const all = loadSynsets();
   const docs = Number.isFinite(DOCS) ? all.slice(0, DOCS) : all;
-  const phases = new Set((process.env['BENCH_PHASES'] ?? 'import,writes,failover,reads').split(','));
+  const phases = new Set((process.env['BENCH_PHASES'] ?? 'import,writes,failover,reads,overhead,pinned,readcpu,importload').split(','));
   if (phases.has('import')) await benchImport(docs);
+  if (phases.has('overhead')) await benchOverhead(docs);
+  if (phases.has('pinned')) await benchPinned(docs);
+  if (phases.has('readcpu')) await benchReadCpu(docs);
+  if (phases.has('importload')) await benchImportLoad();
   if (phases.has('writes')) await benchFollowerWrites();
   if (phases.has('failover')) await benchFailover();
   if (phases.has('reads')) await benchReads(docs);

@@ -3,11 +3,12 @@ import { TestCluster } from '../helpers/cluster.js';
 import { digest, lostWrites, waitConverged, WriteLoad } from '../helpers/cluster-state.js';
 
 // Every node reaches every other through its own fault-injecting proxy; writes that find no
-// quorum give up after 2 s so that refusals show quickly.
+// quorum give up after 2 s, and reads that cannot be made consistent after 1 s, so that
+// refusals show quickly.
 let c: TestCluster;
 
 beforeAll(async () => {
-  c = await TestCluster.start({ proxied: true, flags: ['--write-timeout', '2s'] });
+  c = await TestCluster.start({ proxied: true, flags: ['--write-timeout', '2s', '--read-timeout', '1s'] });
 });
 
 afterAll(async () => {
@@ -31,7 +32,7 @@ async function converge(load: WriteLoad, index: string) {
 }
 
 describe('network partitions', () => {
-  it('a follower cut off serves reads, refuses writes with no_leader, and catches up once healed', async () => {
+  it('a follower cut off refuses writes with no_leader and reads it cannot vouch for, tells the balancer, and catches up once healed', async () => {
     const lead = await c.waitForLeader();
     const cut = [0, 1, 2].find((i) => i !== lead)!;
     const majority = [0, 1, 2].filter((i) => i !== cut);
@@ -48,9 +49,20 @@ describe('network partitions', () => {
       const refused = await write(cut, 'part', { id: 'from-the-cut-node' });
       expect(refused.status).toBe(503);
       expect(await refused.json()).toMatchObject({ code: 'no_leader', type: 'system' });
-      // Reads keep being served from the node's own state.
+      // It cannot learn what the others acknowledged since: its reads fail rather than lie,
+      // and its health check takes it out of a balancer's rotation.
       const read = await fetch(`${c.url(cut)}/indexes/part/documents/before`);
-      expect(read.status).toBe(200);
+      expect(read.status).toBe(503);
+      expect(await read.json()).toMatchObject({ code: 'consistent_read_timeout', type: 'system' });
+      // A client that accepts old data says so for its request.
+      const local = await fetch(`${c.url(cut)}/indexes/part/documents/before`, { headers: { 'Trine-Read-Consistency': 'stale' } });
+      expect(local.status).toBe(200);
+      const bad = await fetch(`${c.url(cut)}/indexes/part/documents/before`, { headers: { 'Trine-Read-Consistency': 'sometimes' } });
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toMatchObject({ code: 'invalid_header_value' });
+      const health = await fetch(`${c.url(cut)}/cluster/health`);
+      expect(health.status).toBe(503);
+      expect(((await health.json()) as { message: string; code: string })).toMatchObject({ code: 'node_not_ready', message: expect.stringMatching(/cannot reach a quorum/) });
       const view = await c.view(lead);
       expect(view.members.find((m) => m.id === c.ids[cut])).toMatchObject({ reachable: false, role: null });
 

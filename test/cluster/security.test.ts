@@ -55,7 +55,7 @@ describe('cluster security', () => {
 
   it('refuses and logs calls from a node with the wrong cluster secret; that node never joins in', async () => {
     const c = await TestCluster.start({
-      flags: ['--write-timeout', '1s'],
+      flags: ['--write-timeout', '1s', '--read-timeout', '1s'],
       nodeFlags: (i) => (i === 2 ? ['--cluster-secret', 'not-the-secret'] : []),
     });
     clusters.push(c);
@@ -70,7 +70,11 @@ describe('cluster security', () => {
     expect(view.members.find((m) => m.id === 'n3')).toMatchObject({ reachable: false });
     const logs = [0, 1].map((i) => c.nodes[i]!.output()).join('\n');
     expect(logs).toContain('refused a cluster call with a missing or wrong cluster secret');
-    const missing = await fetch(`${c.url(2)}/indexes/secure/documents/accepted`);
+    // It can vouch for no read (it reaches no leader), and holds nothing of what the others wrote.
+    const unsure = await fetch(`${c.url(2)}/indexes/secure/documents/accepted`);
+    expect(unsure.status).toBe(503);
+    expect(await unsure.json()).toMatchObject({ code: 'consistent_read_timeout' });
+    const missing = await fetch(`${c.url(2)}/indexes/secure/documents/accepted`, { headers: { 'Trine-Read-Consistency': 'stale' } });
     expect(missing.status).toBe(404);
   });
 });

@@ -61,6 +61,8 @@ describe('catching up through snapshots', () => {
     const out = c.nodes[victim]!.output();
     expect(out).toContain('the cluster already exists: joining it with an empty log');
     expect(out).toContain('installing a snapshot from the leader');
+    // The snapshot carried the search structures: nothing was rebuilt from documents.
+    expect(out).not.toContain('rebuilt from the documents');
   });
 
   it('a new node joins with --join as a learner, is promoted once caught up, and can be removed', async () => {

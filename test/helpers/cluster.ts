@@ -73,7 +73,13 @@ export class TestCluster {
         }
       }
     }
-    await Promise.all(c.ids.map((_, i) => c.startNode(i)));
+    // One node failing to start must not leave the others running: the caller gets no cluster to close.
+    const started = await Promise.allSettled(c.ids.map((_, i) => c.startNode(i)));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await c.stop();
+      throw failed.reason;
+    }
     return c;
   }
 
@@ -107,6 +113,11 @@ export class TestCluster {
 
   url(i: number): string {
     return `http://127.0.0.1:${this.httpPorts[i]}`;
+  }
+
+  /** The HTTP ports of every node, in order (for a load balancer in front of them). */
+  ports(): number[] {
+    return [...this.httpPorts];
   }
 
   raftAddr(i: number): string {

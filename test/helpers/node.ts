@@ -16,16 +16,28 @@ export function tempDir(prefix = 'trine-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/**
+ * A port no socket holds, below the kernel's ephemeral range (32768 and up on Linux): a port the
+ * kernel handed out by `listen(0)` and released can be taken again as the source port of any
+ * outgoing connection before the node meant to bind it starts (a cluster's nodes connect to each
+ * other while the later ones start). Ports are drawn at random so that test files running side
+ * by side rarely draw the same one, and each is checked by binding it.
+ */
+const handedOut = new Set<number>();
 export async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => res(port));
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (handedOut.has(port)) continue;
+    const free = await new Promise<boolean>((res) => {
+      const srv = createServer();
+      srv.once('error', () => res(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
     });
-    srv.on('error', rej);
-  });
+    if (free) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** Dumps and snapshots of a test node go inside its own directory, not the working directory (flags given later win). */
@@ -76,7 +88,7 @@ process.once('exit', () => {
 });
 
 /** A node as its own process from the built `dist/` (run `npm run build` first; `npm test` does). */
-export async function spawnNode(flags: string[] = [], dir = tempDir(), port?: number): Promise<NodeProcess> {
+export async function spawnNode(flags: string[] = [], dir = tempDir(), port?: number, startTimeoutMs = 20_000): Promise<NodeProcess> {
   const p = port ?? (await freePort());
   const proc = spawn(process.execPath, [MAIN, '--db-path', dir, '--http-addr', `127.0.0.1:${p}`, '--log-level', 'warn', ...backupDirs(dir), ...flags], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -96,7 +108,10 @@ export async function spawnNode(flags: string[] = [], dir = tempDir(), port?: nu
     } catch {
       // not listening yet
     }
-    if (Date.now() - started > 20_000) throw new Error(`node did not start: ${out}`);
+    if (Date.now() - started > startTimeoutMs) {
+      proc.kill('SIGKILL');
+      throw new Error(`node did not start: ${out}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return {

@@ -29,7 +29,7 @@ async function send(method: string, path: string, body: string, headers: Record<
 function tooDeep(where: string, format?: 'json' | 'ndjson') {
   const payload = format ? `\`${format}\`` : 'json';
   return {
-    message: `The ${payload} payload provided is malformed. \`recursion limit exceeded at ${where}\`.`,
+    message: `The ${payload} payload provided is malformed. \`${format ? "Couldn't serialize document value: " : ''}recursion limit exceeded at ${where}\`.`,
     code: 'malformed_payload',
     type: 'invalid_request',
     link: 'https://docs.meilisearch.com/errors#malformed_payload',

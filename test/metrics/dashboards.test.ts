@@ -84,6 +84,13 @@ describe('Grafana dashboards', () => {
     expect(missing).toEqual([]);
   });
 
+  it('show each node\'s lag behind the leader and its consistent-read waits on the cluster dashboard', () => {
+    const cluster = queries.filter((q) => q.dashboard === 'cluster.json').flatMap((q) => metricNames(toPromql(q.expr)));
+    for (const m of ['trine_replica_lag_entries', 'trine_replica_lag_seconds', 'trine_read_barrier_waits_total', 'trine_read_barrier_wait_seconds_bucket', 'trine_node_ready']) {
+      expect(cluster).toContain(m);
+    }
+  });
+
   it('hold queries that Prometheus parses', () => {
     const r = checkExpressions(queries.map((q) => toPromql(q.expr)));
     expect(r.output).toContain('SUCCESS');
@@ -122,20 +129,35 @@ describe('exposition of a cluster node', () => {
       expect(lag.map((x) => x.labels.peer).sort()).toEqual(i === leader ? cluster.nodes.filter((_, j) => j !== i).map((n) => n.node.ctx.options.nodeId).sort() : []);
       const role = s.find((x) => x.name === 'trine_raft_role' && x.value === 1)?.labels.role;
       expect(role).toBe(i === leader ? 'leader' : 'follower');
-      expect(s.some((x) => x.name === 'trine_grpc_client_calls_total' && x.labels.method === 'Send' && x.labels.code === 'OK')).toBe(true);
+      // The leader sends entries with Send calls and followers serve them; small messages
+      // (heartbeats, acknowledgements) travel on long-lived streams, counted when they end.
+      const metric = i === leader ? 'trine_grpc_client_calls_total' : 'trine_grpc_server_calls_total';
+      expect(s.some((x) => x.name === metric && x.labels.method === 'Send' && x.labels.code === 'OK')).toBe(true);
     });
     // Writes through a follower are forwarded to the leader with the cluster service's Propose.
     const forwarded = parseExposition(scrapes[writer]!).find(
       (x) => x.name === 'trine_grpc_client_calls_total' && x.labels.method === 'Propose' && x.labels.code === 'OK',
     );
     expect(forwarded?.value).toBeGreaterThanOrEqual(2);
-    // And the leader counts them among the calls it served, as every node counts the Sends it received.
+    // And the leader counts them among the calls it served.
     const served = parseExposition(scrapes[leader]!).find(
       (x) => x.name === 'trine_grpc_server_calls_total' && x.labels.method === 'Propose' && x.labels.code === 'OK',
     );
     expect(served?.value).toBeGreaterThanOrEqual(forwarded!.value);
+  });
+
+  it('shows every node\'s lag, whether it is ready for the balancer, and the reads that waited to be consistent', () => {
     for (const text of scrapes) {
-      expect(parseExposition(text).some((x) => x.name === 'trine_grpc_server_calls_total' && x.labels.method === 'Send' && x.labels.code === 'OK')).toBe(true);
+      const s = parseExposition(text);
+      const value = (name: string, labels: Record<string, string> = {}) =>
+        s.find((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v))?.value;
+      expect(value('trine_replica_lag_entries')).toBe(0);
+      expect(value('trine_replica_lag_seconds')).toBeGreaterThanOrEqual(0);
+      expect(value('trine_node_ready')).toBe(1);
+      // Each node answered a search and polled tasks: each waited for a read index first.
+      expect(value('trine_read_barrier_waits_total', { outcome: 'ok' })).toBeGreaterThan(0);
+      expect(value('trine_read_barrier_waits_total', { outcome: 'timeout' })).toBe(0);
+      expect(value('trine_read_barrier_wait_seconds_count')).toBe(value('trine_read_barrier_waits_total', { outcome: 'ok' }));
     }
   });
 });

@@ -11,6 +11,7 @@ import {
   type NodeId,
   type RaftConfig,
   type Ready,
+  type ReadState,
   type Status,
 } from '../../src/raft/core/index.js';
 
@@ -36,6 +37,8 @@ export class TestNode {
   appliedIndex = 0;
   /** Every Ready seen, for assertions on what was persisted and sent. */
   readies: Ready[] = [];
+  /** Read indexes received for this node's read requests, in order. */
+  readStates: ReadState[] = [];
   readonly opts: NodeOptions;
 
   constructor(id: NodeId, opts: NodeOptions, storage = new MemoryStorage()) {
@@ -52,6 +55,7 @@ export class TestNode {
   /** Persists, collects messages, applies and advances one Ready. */
   handleReady(rd: Ready): Message[] {
     this.readies.push(rd);
+    this.readStates.push(...rd.readStates);
     if (rd.snapshot) {
       this.storage.applySnapshot(rd.snapshot);
       const data = rd.snapshot.data.length > 0 ? (JSON.parse(text(rd.snapshot.data)) as string[]) : [];

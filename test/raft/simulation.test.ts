@@ -57,6 +57,7 @@ describe('raft simulation', () => {
     expect(sum('snapshotsSent')).toBeGreaterThan(totals.length / 2);
     expect(sum('confChanges')).toBeGreaterThan(totals.length);
     expect(sum('acked')).toBeGreaterThan(totals.length * 20);
+    expect(sum('readsServed')).toBeGreaterThan(totals.length * 20);
     expect(Math.max(...totals.map((t) => t.maxTerm))).toBeGreaterThan(5);
   });
 });

@@ -2,15 +2,19 @@ import { ApiError } from '../../errors/api-error.js';
 import type { Doc } from './primary-key.js';
 import { parseCsv } from './parse-csv.js';
 import { depthMessage, jsonDepthExceeded } from '../../util/json-depth.js';
+import { jsonSyntaxError } from '../../util/json-syntax.js';
 
 export type PayloadFormat = 'json' | 'ndjson' | 'csv';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function malformed(format: PayloadFormat, detail: string): ApiError {
-  let d = detail;
-  if (d.length > 300) d = d.slice(0, 150) + '…' + d.slice(-150);
-  return new ApiError('malformed_payload', `The \`${format}\` payload provided is malformed. \`${d}\`.`);
+  return new ApiError('malformed_payload', `The \`${format}\` payload provided is malformed. \`${detail}\`.`);
+}
+
+/** A JSON or NDJSON payload the parser refused, as the reference words it. */
+function undeserializable(format: PayloadFormat, detail: string): ApiError {
+  return malformed(format, `Couldn't serialize document value: ${detail}`);
 }
 
 function decode(format: PayloadFormat, body: Buffer): string {
@@ -21,24 +25,28 @@ function decode(format: PayloadFormat, body: Buffer): string {
   }
 }
 
-function parseJsonText(format: PayloadFormat, text: string, where = ''): unknown {
+/** NDJSON positions count from each line, as the reference's parser reads one line at a time. */
+function parseJsonText(format: PayloadFormat, text: string): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
-    throw malformed(format, `${where}${(e as Error).message}`);
+    throw undeserializable(format, jsonSyntaxError(text) ?? (e as Error).message);
   }
+  // JSON.parse reads a number beyond a double's range as Infinity (stored as null); the
+  // reference refuses it. Only a long exponent or a 309-digit number can be one.
+  if (MAYBE_OUT_OF_RANGE.test(text)) {
+    const error = jsonSyntaxError(text);
+    if (error !== null) throw undeserializable(format, error);
+  }
+  return value;
 }
 
-function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'a sequence';
-  if (typeof v === 'string') return `string ${JSON.stringify(v)}`;
-  return `${typeof v} \`${JSON.stringify(v)}\``;
-}
+const MAYBE_OUT_OF_RANGE = /[eE][+]?\d{3}|\d{309}/;
 
 function asDocument(format: PayloadFormat, v: unknown): Doc {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
-    throw malformed(format, `Couldn't serialize document value: invalid type: ${describe(v)}, expected a map`);
+    throw undeserializable(format, 'data are neither an object nor a list of objects');
   }
   return v as Doc;
 }
@@ -60,21 +68,19 @@ export function parseDocumentsPayload(format: PayloadFormat, body: Buffer, csvDe
   }
   // Everything downstream (flattening, formatting, storing) walks documents recursively.
   const tooDeep = jsonDepthExceeded(text, undefined, format === 'ndjson');
-  if (tooDeep) throw malformed(format, depthMessage(tooDeep));
+  if (tooDeep) throw undeserializable(format, depthMessage(tooDeep));
   if (format === 'json') {
     const v = parseJsonText(format, text);
     if (Array.isArray(v)) return v.map((d) => asDocument(format, d));
     return [asDocument(format, v)];
   }
   const docs: Doc[] = [];
-  let line = 0;
   let start = 0;
   while (start <= text.length) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
-    line++;
-    const raw = text.slice(start, end).trim();
-    if (raw !== '') docs.push(asDocument(format, parseJsonText(format, raw, `line ${line}: `)));
+    const line = text.slice(start, end);
+    if (line.trim() !== '') docs.push(asDocument(format, parseJsonText(format, line)));
     start = end + 1;
   }
   return docs;

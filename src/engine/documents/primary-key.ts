@@ -31,6 +31,13 @@ function invalidId(value: unknown): ApiError {
 /** Normalizes a document id value to its string form, or throws `invalid_document_id`. */
 export function normalizeDocumentId(value: unknown): string {
   if (typeof value === 'number') {
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      // Past 2^53 the value read is not the one sent: two ids could become one document.
+      throw new ApiError(
+        'invalid_document_id',
+        `Document identifier \`${JSON.stringify(value)}\` is invalid: an integer identifier must lie between -9007199254740991 and 9007199254740991 to be kept exactly (the value read is rounded). Send larger identifiers as strings, e.g. \`"12345678901234567890"\`.`,
+      );
+    }
     if (!Number.isSafeInteger(value)) throw invalidId(value);
     return String(value);
   }

@@ -1,7 +1,7 @@
 // What the index keeps about one document: its words with their field and position,
 // the number of words of each field, and the raw values of the fields used to sort,
-// deduplicate or filter. Records are persisted one key per document; the inverted
-// posting lists are rebuilt from them when an index is opened.
+// deduplicate or filter. Records are stored varint-coded in the segment that holds the
+// document (segment.ts) and decoded when a search asks for one.
 
 import { MAX_DISTANCE, type Tokenizer } from '../tokenizer/index.js';
 import type { Doc } from '../documents/primary-key.js';
@@ -191,7 +191,29 @@ export function encodeRecord(rec: DocRecord): Buffer {
   return Buffer.concat([fixed, Buffer.from(JSON.stringify(rec.values))]);
 }
 
-export function decodeRecord(buf: Buffer, slab?: Slab): DocRecord {
+/** Words of field `fid` in an encoded record, reading only its head. */
+export function recordFieldCount(buf: Uint8Array, fid: number): number {
+  let at = 0;
+  const get = (): number => {
+    let v = 0;
+    let shift = 0;
+    for (;;) {
+      const b = buf[at++]!;
+      v += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return v;
+      shift += 7;
+    }
+  };
+  get();
+  for (let n = get(); n > 0; n--) {
+    const c = get();
+    if (c >>> 16 === fid) return c & 0xffff;
+  }
+  return 0;
+}
+
+export function decodeRecord(bytes: Uint8Array, slab?: Slab): DocRecord {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
   const get = (): number => {
     let v = 0;

@@ -74,13 +74,13 @@ interface Keyed {
  * (compared normalized), then documents without the field. A document with several values
  * is placed by its best one in the requested direction.
  */
-export function buildSortColumn(records: readonly (DocRecord | undefined)[], attr: string, ascending: boolean): SortColumn {
-  const rank = new Int32Array(records.length).fill(MISSING_RANK);
-  const value = new Array<FieldValue | null>(records.length).fill(null);
+export function buildSortColumn(capacity: number, recordAt: (d: number) => DocRecord | undefined, attr: string, ascending: boolean): SortColumn {
+  const rank = new Int32Array(capacity).fill(MISSING_RANK);
+  const value = new Array<FieldValue | null>(capacity).fill(null);
   const nums: Keyed[] = [];
   const strs: Keyed[] = [];
-  for (let d = 0; d < records.length; d++) {
-    const vals = valuesOf(records[d], attr);
+  for (let d = 0; d < capacity; d++) {
+    const vals = valuesOf(recordAt(d), attr);
     if (vals.length === 0) continue;
     let best: Keyed | null = null;
     for (const v of vals) {

@@ -9,9 +9,13 @@ import type {
   DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, SearchIndexFactory,
 } from '../structures/search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
+import type { KvStore, WriteBatch } from '../../store/kv.js';
 import { valueAttributes } from './field-values.js';
-import { applyChanges, buildFromDocuments, emptyState, type IndexState, type StagedState } from './index-state.js';
-import { IndexKeys, loadState, writeDelta, writeFull } from './persistence.js';
+import { applyChanges, buildFromDocuments, emptyState, stateFromStored, type IndexState, type StagedState } from './index-state.js';
+import {
+  deleteSegment, IndexKeys, putDictionary, putMeta, putWords, readStored, storeSegment,
+} from './persistence.js';
+import { CorruptStructureError } from './blob-codec.js';
 import { buildSynonyms } from './synonyms.js';
 import { FieldRules } from './field-table.js';
 import { Yielder } from './yielder.js';
@@ -41,17 +45,46 @@ function withSettings(state: IndexState, settings: IndexSettings): IndexState {
   };
 }
 
+/** What opening found wrong with the stored structures, when they had to be rebuilt (for logs and tests). */
+export interface OpenReport {
+  rebuilt: string | null;
+}
+
 export class TrineSearchIndex implements SearchIndex {
   private constructor(
+    private readonly store: KvStore,
     private readonly keys: IndexKeys,
     private current: IndexState,
+    readonly opened: OpenReport,
   ) {}
 
   static async open(ctx: SearchIndexContext): Promise<TrineSearchIndex> {
     // A child space of its own, so other structures can share the index's search space.
     const keys = new IndexKeys(ctx.space.child('t'));
-    const state = await loadState(ctx.store, keys, ctx.settings, new Yielder());
-    return new TrineSearchIndex(keys, state);
+    try {
+      const stored = await readStored(ctx.store, keys);
+      if (!stored) return new TrineSearchIndex(ctx.store, keys, emptyState(ctx.settings), { rebuilt: null });
+      const { meta } = stored;
+      const state = stateFromStored(ctx.settings, meta.names, stored.words, stored.dictionary, stored.segments, meta.nextSeq);
+      if (stored.orphans.length > 0) {
+        // Segments written by a batch that never committed: nothing refers to them.
+        const wb = ctx.store.batch();
+        for (const seq of stored.orphans) deleteSegment(wb, keys, seq);
+        await wb.commit();
+      }
+      return new TrineSearchIndex(ctx.store, keys, state, { rebuilt: null });
+    } catch (e) {
+      if (!(e instanceof CorruptStructureError) || !ctx.documents) throw e;
+      // Torn, damaged or of another format: never served; rebuilt from the documents.
+      await ctx.store.batch().delPrefix(keys.space.prefix).commit();
+      const staged = await buildFromDocuments(ctx.settings, ctx.documents(), new Yielder());
+      const wb = ctx.store.batch();
+      await writeStaged(ctx.store, wb, keys, staged);
+      await wb.commit({ sync: true });
+      staged.commitTables();
+      ctx.onRebuilt?.(e.message);
+      return new TrineSearchIndex(ctx.store, keys, staged.state, { rebuilt: e.message });
+    }
   }
 
   /** The published state; searches keep the one they started with. */
@@ -68,23 +101,13 @@ export class TrineSearchIndex implements SearchIndex {
       for (const c of changes) if (c.after) docs.push([c.docid, c.after]);
       if (!opts.reset) {
         // Settings and stored structures disagree: only a full rebuild can reconcile them.
-        for (let d = 0; d < base.records.length; d++) {
-          if (base.records[d] && !changes.some((c) => c.docid === d)) throw new Error('index structures are out of date with the settings');
-        }
+        const changed = new Set(changes.map((c) => c.docid));
+        for (const d of base.docids) if (!changed.has(d)) throw new Error('index structures are out of date with the settings');
       }
-      return this.full(await buildFromDocuments(settings, docs, yielder));
+      return this.publishing(await buildFromDocuments(settings, docs, yielder, base));
     }
     if (base.settings !== settings) base = withSettings(base, settings);
-    const staged = await applyChanges(base, changes, yielder);
-    const { words, base: wordBase } = newWordsOf(staged);
-    const changed = changes.map((c) => c.docid);
-    return {
-      write: (wb) => writeDelta(wb, this.keys, staged, changed, words, wordBase),
-      publish: () => {
-        staged.commitTables();
-        this.current = staged.state;
-      },
-    };
+    return this.publishing(await applyChanges(base, changes, yielder));
   }
 
   async rebuild(docs: () => AsyncIterable<[number, Doc]>, settings: IndexSettings): Promise<PreparedIndexUpdate> {
@@ -92,13 +115,12 @@ export class TrineSearchIndex implements SearchIndex {
       const next = withSettings(this.current, settings);
       return { write() {}, publish: () => void (this.current = next) };
     }
-    return this.full(await buildFromDocuments(settings, docs(), new Yielder()));
+    return this.publishing(await buildFromDocuments(settings, docs(), new Yielder(), this.current));
   }
 
-  private full(staged: StagedState): PreparedIndexUpdate {
-    const { words } = newWordsOf(staged);
+  private publishing(staged: StagedState): PreparedIndexUpdate {
     return {
-      write: (wb) => writeFull(wb, this.keys, staged, words),
+      write: (wb) => writeStaged(this.store, wb, this.keys, staged),
       publish: () => {
         staged.commitTables();
         this.current = staged.state;
@@ -107,10 +129,27 @@ export class TrineSearchIndex implements SearchIndex {
   }
 }
 
+/**
+ * Stores the new segments (each in writes of its own, under numbers no live segment has),
+ * then puts in `wb` what makes them live: the meta naming the live segments, the new words,
+ * the removal of the segments they replace.
+ */
+async function writeStaged(store: KvStore, wb: WriteBatch, keys: IndexKeys, staged: StagedState): Promise<void> {
+  const s = staged.state;
+  const { changes } = staged;
+  for (const seg of changes.put) await storeSegment(store, keys, seg);
+  const { words, base } = newWordsOf(staged);
+  if (changes.all) wb.delPrefix(keys.words.prefix);
+  putMeta(wb, keys, { names: [...s.names.names], words: s.wordCount, segments: s.view.segments.map((g) => g.seq), nextSeq: s.nextSeq });
+  if (words.length > 0) putWords(wb, keys, words, base);
+  for (const seq of changes.removed) deleteSegment(wb, keys, seq);
+  if (changes.merged) await putDictionary(wb, keys, s.sorted.ids);
+}
+
 /** Words a staged state adds to the shared table, in id order, and the id of the first. */
 function newWordsOf(staged: StagedState): { words: string[]; base: number } {
   const s = staged.state;
-  const base = s.words.size;
+  const base = staged.changes.all ? 0 : s.words.size;
   const n = s.wordCount - base;
   if (n <= 0) return { words: [], base };
   const words = new Array<string>(n);

@@ -6,11 +6,12 @@ import type { Doc } from '../documents/primary-key.js';
 import type { DocChange } from '../structures/search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { Tokenizer } from '../tokenizer/index.js';
-import { extractRecord, fieldWordCount, Slab, type DocRecord } from './doc-record.js';
+import { extractRecord, recordFieldCount, Slab, type DocRecord } from './doc-record.js';
 import { FieldNames, FieldRules } from './field-table.js';
 import { valuePredicate } from './field-values.js';
-import { buildPostings, EMPTY_POSTING, mergePosting, PostingDelta, WORD_LISTS, type Posting } from './postings.js';
+import { EMPTY_POSTING, WORD_LISTS, type Posting } from './postings.js';
 import { PrefixTable, type PrefixStage } from './prefix-table.js';
+import { buildSegment, mergeSegments, segmentSize, SegmentView, type Segment } from './segment.js';
 import { buildSynonyms, type Synonyms } from './synonyms.js';
 import { SortedWords, WordTable, type WordStage } from './word-table.js';
 import type { Yielder } from './yielder.js';
@@ -25,15 +26,33 @@ export interface IndexState {
   readonly words: WordTable;
   readonly wordCount: number;
   readonly sorted: SortedWords;
-  readonly postings: readonly Posting[];
   readonly prefixes: PrefixTable | null;
-  readonly prefixPostings: readonly Posting[] | null;
-  readonly records: readonly (DocRecord | undefined)[];
+  /** The segments holding the posting lists and records, read as one. */
+  readonly view: SegmentView;
+  /** The number the next new segment gets. */
+  readonly nextSeq: number;
+  /** One past the highest docid (the size of per-docid tables). */
+  readonly capacity: number;
   /** Live docids, ascending. */
   readonly docids: Uint32Array;
   readonly synonyms: Synonyms;
   /** Per-state memo of derived data (sort orders, ...), filled on first use. */
   readonly memo: Map<string, unknown>;
+}
+
+/** The posting list of a word id (empty for ids a later state added). */
+export function postingOf(state: IndexState, id: number): Posting {
+  return id < state.wordCount ? state.view.word(id) : EMPTY_POSTING;
+}
+
+/** The list of an indexed prefix, or null when prefixes are not indexed. */
+export function prefixPosting(state: IndexState, id: number): Posting | null {
+  return state.prefixes ? state.view.prefix(id) : null;
+}
+
+/** The record of a live document. */
+export function recordOf(state: IndexState, d: number): DocRecord | undefined {
+  return state.view.record(d);
 }
 
 /**
@@ -44,11 +63,11 @@ export function fieldWordCounts(state: IndexState, fid: number): Uint16Array {
   const key = `fwc:${fid}`;
   let t = state.memo.get(key) as Uint16Array | undefined;
   if (!t) {
-    t = new Uint16Array(state.records.length + 1);
-    state.records.forEach((rec, d) => {
-      if (rec) t![d] = fieldWordCount(rec, fid);
+    const out = new Uint16Array(state.capacity + 1);
+    state.view.forEachRecord((d, bytes) => {
+      out[d] = recordFieldCount(bytes, fid);
     });
-    state.memo.set(key, t);
+    state.memo.set(key, (t = out));
   }
   return t;
 }
@@ -62,18 +81,22 @@ export function tokenizerFor(settings: IndexSettings): Tokenizer {
   });
 }
 
-function liveDocids(records: readonly (DocRecord | undefined)[]): Uint32Array {
-  let n = 0;
-  for (const r of records) if (r) n++;
-  const out = new Uint32Array(n);
-  let i = 0;
-  for (let d = 0; d < records.length; d++) if (records[d]) out[i++] = d;
-  return out;
+/** What a batch changes in the stored segments. */
+export interface SegmentChanges {
+  /** Segments to write (new or merged). */
+  put: Segment[];
+  /** Sequence numbers of stored segments that are gone (written before `put`). */
+  removed: number[];
+  /** Every stored segment is replaced (a full build). */
+  all: boolean;
+  /** Segments were merged: the stored dictionary order is brought up to date too. */
+  merged: boolean;
 }
 
 /** Everything a new state is assembled from, before it is published. */
 export interface StagedState {
   state: IndexState;
+  changes: SegmentChanges;
   /** Commits the staged words and prefixes into the shared tables; call at publish. */
   commitTables(): void;
 }
@@ -86,49 +109,28 @@ interface Parts {
   stage: WordStage;
   prefixes: PrefixTable | null;
   pstage: PrefixStage | null;
-  records: (DocRecord | undefined)[];
 }
 
-async function assembleFull(p: Parts, yielder: Yielder): Promise<StagedState> {
-  p.pstage?.sync();
-  const wordCount = p.stage.size;
-  const postings = await buildPostings(p.records, WORD_LISTS(wordCount), yielder);
-  const prefixPostings = p.pstage ? await buildPostings(p.records, p.pstage, yielder) : null;
-  const all: string[] = [];
-  for (let w = 0; w < wordCount; w++) all.push(p.stage.word(w));
-  await yielder.maybe();
-  const sorted = SortedWords.build({ words: all });
-  await yielder.maybe();
-  sorted.prepare();
-  await yielder.maybe();
-  return finish(p, wordCount, sorted, postings, prefixPostings);
-}
-
-function finish(
-  p: Parts,
-  wordCount: number,
-  sorted: SortedWords,
-  postings: Posting[],
-  prefixPostings: Posting[] | null,
-): StagedState {
+function assemble(p: Parts, sorted: SortedWords, view: SegmentView, nextSeq: number, changes: SegmentChanges): StagedState {
   const state: IndexState = {
     settings: p.settings,
     tokenizer: p.tokenizer,
     names: p.names,
     rules: new FieldRules(p.names, p.settings),
     words: p.words,
-    wordCount,
+    wordCount: p.stage.size,
     sorted,
-    postings,
     prefixes: p.prefixes,
-    prefixPostings,
-    records: p.records,
-    docids: liveDocids(p.records),
+    view,
+    nextSeq,
+    capacity: view.capacity,
+    docids: view.docids,
     synonyms: buildSynonyms(p.settings, p.tokenizer),
     memo: new Map(),
   };
   return {
     state,
+    changes,
     commitTables() {
       p.words.commit(p.stage);
       if (p.prefixes && p.pstage) p.prefixes.commit(p.pstage);
@@ -148,8 +150,18 @@ function freshParts(settings: IndexSettings, names: FieldNames | null, words: Wo
     stage,
     prefixes,
     pstage: prefixes ? prefixes.stage(stage) : null,
-    records: [],
   };
+}
+
+/** The words a stage adds, merged into the sorted dictionary. */
+async function sortedWith(base: SortedWords, stage: WordStage, yielder: Yielder): Promise<SortedWords> {
+  const added = stage.added.map((word, i) => ({ id: stage.base + i, word }));
+  const sorted = base.merge(added);
+  if (sorted !== base) {
+    await yielder.maybe();
+    sorted.prepare();
+  }
+  return sorted;
 }
 
 /** A state with every document indexed from scratch (initial load, reset, settings change). */
@@ -157,40 +169,89 @@ export async function buildFromDocuments(
   settings: IndexSettings,
   docs: AsyncIterable<[number, Doc]> | Iterable<[number, Doc]>,
   yielder: Yielder,
+  replacing: IndexState | null = null,
 ): Promise<StagedState> {
   const p = freshParts(settings, null, null);
   const rules = new FieldRules(p.names, settings);
   const ctx = { names: p.names, rules, tokenizer: p.tokenizer, words: p.stage, keepValue: valuePredicate(settings), slab: new Slab() };
+  const entries: [number, DocRecord][] = [];
   for await (const [docid, doc] of docs) {
-    p.records[docid] = extractRecord(doc, ctx);
+    entries.push([docid, extractRecord(doc, ctx)]);
     await yielder.maybe();
   }
-  return assembleFull(p, yielder);
+  entries.sort((a, b) => a[0] - b[0]);
+  p.pstage?.sync();
+  const seq = replacing?.nextSeq ?? 0;
+  const seg = await buildSegment(
+    seq,
+    Uint32Array.from(entries, (e) => e[0]),
+    entries.map((e) => e[1]),
+    new Uint32Array(0),
+    WORD_LISTS(p.stage.size),
+    p.pstage,
+    yielder,
+  );
+  const sorted = await sortedWith(SortedWords.empty(), p.stage, yielder);
+  const removed = replacing ? replacing.view.segments.map((s) => s.seq) : [];
+  return assemble(p, sorted, SegmentView.empty().adding(seg), seq + 1, { put: [seg], removed, all: true, merged: true });
 }
 
-/** A state from persisted tables and records (opening an index). */
-export async function buildFromRecords(
+/** A state from stored words, dictionary order and segments (opening an index). */
+export function stateFromStored(
   settings: IndexSettings,
   names: string[],
   words: string[],
-  records: (DocRecord | undefined)[],
-  yielder: Yielder,
-): Promise<StagedState> {
+  dictionary: Uint32Array | null,
+  segments: Segment[],
+  nextSeq: number,
+): IndexState {
   const p = freshParts(settings, new FieldNames(names), new WordTable(words));
-  p.records = records;
-  return assembleFull(p, yielder);
+  p.pstage?.sync();
+  let sorted: SortedWords;
+  if (dictionary) {
+    const covered = dictionary.length;
+    const base = new SortedWords(Array.from(dictionary, (id) => words[id]!), dictionary);
+    const rest: { id: number; word: string }[] = [];
+    for (let id = covered; id < words.length; id++) rest.push({ id, word: words[id]! });
+    sorted = base.merge(rest);
+  } else sorted = SortedWords.build({ words });
+  sorted.prepare();
+  let capacity = 0;
+  for (const s of segments) if (s.docs.length > 0) capacity = Math.max(capacity, s.docs[s.docs.length - 1]! + 1);
+  const staged = assemble(p, sorted, new SegmentView(segments, capacity), nextSeq, { put: [], removed: [], all: false, merged: false });
+  staged.commitTables();
+  return staged.state;
 }
 
 /** An empty state for a new index. */
 export function emptyState(settings: IndexSettings): IndexState {
   const p = freshParts(settings, null, null);
-  return finish(p, 0, SortedWords.empty(), [], p.prefixes ? [] : null).state;
+  return assemble(p, SortedWords.empty(), SegmentView.empty(), 0, { put: [], removed: [], all: false, merged: false }).state;
 }
 
-/** Batches touching more than this share of the index rebuild every list at once. */
-const FULL_BUILD_RATIO = 0.2;
+/** A newer segment at least this fraction of the one before it is merged into it. */
+const MERGE_RATIO = 0.5;
+/** Never more segments than this: the oldest neighbours are merged first. */
+const MAX_SEGMENTS = 12;
 
-/** The state after a batch of document changes. */
+/**
+ * The segments to merge after `view` got a new one: the newest two while the newer is at
+ * least half the older (each document is merged about log2(index / batch) times), and
+ * the smallest neighbours while there are too many.
+ */
+function nextMerge(view: SegmentView): [number, number] | null {
+  const s = view.segments;
+  const n = s.length;
+  if (n >= 2 && segmentSize(s[n - 1]!) >= MERGE_RATIO * segmentSize(s[n - 2]!)) return [n - 2, n];
+  if (n > MAX_SEGMENTS) {
+    let best = 0;
+    for (let i = 1; i < n - 1; i++) if (segmentSize(s[i]!) + segmentSize(s[i + 1]!) < segmentSize(s[best]!) + segmentSize(s[best + 1]!)) best = i;
+    return [best, best + 2];
+  }
+  return null;
+}
+
+/** The state after a batch of document changes: one new segment, then the merges it calls for. */
 export async function applyChanges(base: IndexState, changes: readonly DocChange[], yielder: Yielder): Promise<StagedState> {
   const stage = base.words.stage();
   const pstage = base.prefixes ? base.prefixes.stage(stage) : null;
@@ -202,50 +263,36 @@ export async function applyChanges(base: IndexState, changes: readonly DocChange
     stage,
     prefixes: base.prefixes,
     pstage,
-    records: base.records.slice(),
   };
-  const ctx = { names: p.names, rules: base.rules, tokenizer: p.tokenizer, words: stage, keepValue: valuePredicate(base.settings), slab: new Slab(1 << 14) };
+  const ctx = { names: p.names, rules: base.rules, tokenizer: p.tokenizer, words: stage, keepValue: valuePredicate(base.settings), slab: new Slab(1 << 16) };
   const sortedChanges = [...changes].sort((a, b) => a.docid - b.docid);
-  const changed = new Set<number>();
+  const docs: number[] = [];
+  const recs: DocRecord[] = [];
+  const deleted: number[] = [];
   for (const c of sortedChanges) {
-    changed.add(c.docid);
-    p.records[c.docid] = c.after ? extractRecord(c.after, ctx) : undefined;
+    if (c.after) {
+      docs.push(c.docid);
+      recs.push(extractRecord(c.after, ctx));
+    } else if (base.view.ownerOf(c.docid) >= 0) deleted.push(c.docid);
     await yielder.maybe();
   }
-  while (p.records.length > 0 && p.records[p.records.length - 1] === undefined) p.records.pop();
-  if (changed.size > base.docids.length * FULL_BUILD_RATIO) return assembleFull(p, yielder);
-
   pstage?.sync();
-  // Every entry of every touched list asks this: a flag per docid beats a set lookup.
-  const changedFlags = new Uint8Array(Math.max(base.records.length, p.records.length) + 1);
-  for (const d of changed) changedFlags[d] = 1;
-  const isChanged = (d: number): boolean => changedFlags[d] === 1;
-  const update = async (lists: readonly Posting[], count: number, keys: ConstructorParameters<typeof PostingDelta>[0]) => {
-    const out = lists.slice();
-    while (out.length < count) out.push(EMPTY_POSTING);
-    const delta = new PostingDelta(keys);
-    const touched = new Set<number>();
-    for (const c of sortedChanges) {
-      const old = base.records[c.docid];
-      if (old) delta.touchRecord(old, touched);
-      const rec = p.records[c.docid];
-      if (rec) delta.addRecord(c.docid, rec);
-      await yielder.maybe();
+  let seq = base.nextSeq;
+  const seg = await buildSegment(seq++, Uint32Array.from(docs), recs, Uint32Array.from(deleted), WORD_LISTS(stage.size), pstage, yielder);
+  let view = base.view.adding(seg);
+  const put = new Set<Segment>([seg]);
+  const removed: number[] = [];
+  let merged = false;
+  for (let m = nextMerge(view); m; m = nextMerge(view)) {
+    const [from, to] = m;
+    const one = await mergeSegments(view, from, to, seq++, yielder);
+    for (const s of view.segments.slice(from, to)) {
+      if (!put.delete(s)) removed.push(s.seq);
     }
-    for (const list of delta.added.keys()) touched.add(list);
-    for (const list of touched) {
-      out[list] = mergePosting(out[list] ?? EMPTY_POSTING, isChanged, delta.added.get(list));
-      await yielder.maybe();
-    }
-    return out;
-  };
-  const postings = await update(base.postings, stage.size, WORD_LISTS(stage.size));
-  const prefixPostings = pstage && base.prefixPostings ? await update(base.prefixPostings, pstage.count, pstage) : null;
-  const added = stage.added.map((word, i) => ({ id: stage.base + i, word }));
-  const sorted = base.sorted.merge(added);
-  if (sorted !== base.sorted) {
-    await yielder.maybe();
-    sorted.prepare();
+    put.add(one);
+    view = view.replacing(from, to, one);
+    merged = true;
   }
-  return finish(p, stage.size, sorted, postings, prefixPostings);
+  const sorted = await sortedWith(base.sorted, stage, yielder);
+  return assemble(p, sorted, view, seq, { put: [...put], removed, all: false, merged });
 }

@@ -4,17 +4,30 @@
 // arrays indexed by id. Words that no document uses any more keep their id (their
 // posting list is simply empty) until the next full rebuild renumbers everything.
 
-/** Word ids shared by all states of an index; new words become visible at publish. */
+/**
+ * Word ids shared by all states of an index; new words become visible at publish. The
+ * word → id map only serves indexing: it is built on the first batch after an index is
+ * opened (searches find words in the sorted dictionary), so opening stays cheap.
+ */
 export class WordTable {
-  readonly words: string[] = [];
-  private readonly ids = new Map<string, number>();
+  readonly words: string[];
+  private map: Map<string, number> | null = null;
 
   constructor(words: readonly string[] = []) {
-    for (const w of words) this.append(w);
+    this.words = [...words];
   }
 
   get size(): number {
     return this.words.length;
+  }
+
+  private get ids(): Map<string, number> {
+    if (this.map === null) {
+      const m = new Map<string, number>();
+      this.words.forEach((w, i) => m.set(w, i));
+      this.map = m;
+    }
+    return this.map;
   }
 
   id(word: string): number | undefined {
@@ -147,6 +160,12 @@ export class SortedWords {
 
   get size(): number {
     return this.words.length;
+  }
+
+  /** The id of `word`, or undefined. */
+  idOf(word: string): number | undefined {
+    const i = lowerBound(this.words, word);
+    return i < this.words.length && this.words[i] === word ? this.ids[i] : undefined;
   }
 
   /** Index range [lo, hi) of the words starting with `prefix`. */

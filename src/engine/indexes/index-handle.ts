@@ -34,9 +34,13 @@ export class IndexHandle {
     public search: SearchIndex,
   ) {
     this.space = INDEXES.child(String(meta.id));
-    this.docs = this.space.child('d');
+    this.docs = IndexHandle.documentSpaceOf(meta.id);
     this.extIds = this.space.child('e');
     this.searchSpace = IndexHandle.searchSpaceOf(meta.id);
+  }
+
+  static documentSpaceOf(id: number): KeySpace {
+    return INDEXES.child(String(id)).child('d');
   }
 
   static searchSpaceOf(id: number): KeySpace {

@@ -3,6 +3,7 @@
 // query words exactly (no typo, not as a mere prefix) first.
 
 import { fieldWordCount } from '../fulltext/doc-record.js';
+import { recordOf } from '../fulltext/index-state.js';
 import { bestTiling, type Level } from '../search/levels.js';
 import { EXACT_AT_START, EXACT_PRESENT, EXACT_WHOLE_FIELD, NO_TYPO } from '../search/match-table.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
@@ -33,7 +34,7 @@ function exactAttribute(ctx: RankingContext, d: number, level: Level): number {
     const f = fp >>> 16;
     const all = terms.every((u) => (occ.exact[u!.id] ?? []).includes(((f << 16) | u!.qpos) >>> 0));
     if (!all) continue;
-    const rec = ctx.state.records[d];
+    const rec = recordOf(ctx.state, d);
     if (rec && fieldWordCount(rec, f) === positions) return 0;
     best = 1;
   }

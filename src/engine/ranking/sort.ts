@@ -4,14 +4,14 @@
 // `_rankingScore`; their details show the value used.
 
 import { buildSortColumn, MISSING_RANK, type SortColumn } from '../fulltext/field-values.js';
-import type { IndexState } from '../fulltext/index-state.js';
+import { recordOf, type IndexState } from '../fulltext/index-state.js';
 import { mapCosts, type RankingRule } from './rule.js';
 
 export function sortColumn(state: IndexState, field: string, ascending: boolean): SortColumn {
   const key = `sort:${ascending ? 'asc' : 'desc'}:${field}`;
   let col = state.memo.get(key) as SortColumn | undefined;
   if (!col) {
-    col = buildSortColumn(state.records, field, ascending);
+    col = buildSortColumn(state.capacity, (d) => recordOf(state, d), field, ascending);
     state.memo.set(key, col);
   }
   return col;

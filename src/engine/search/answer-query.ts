@@ -12,7 +12,7 @@ import {
   type FacetsResult,
 } from '../facets/index.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
-import type { IndexState } from '../fulltext/index-state.js';
+import { recordOf, type IndexState } from '../fulltext/index-state.js';
 import { distinctKeys } from '../fulltext/field-values.js';
 import { semanticRules } from '../ranking/rules.js';
 import { searchStateOf } from '../fulltext/fulltext-index.js';
@@ -165,7 +165,7 @@ export interface SearchOptions {
 
 /** Documents the filter keeps, as a mask by docid; null when it keeps every document. */
 function allowedDocs(handle: IndexHandle, state: IndexState, filter: unknown, opts: SearchOptions): Uint8Array | null {
-  return filterMask(handle, filter, { code: 'invalid_search_filter', containsFilter: opts.containsFilter ?? false, indexPrefix: opts.indexPrefix ?? false }, state.records.length + 1);
+  return filterMask(handle, filter, { code: 'invalid_search_filter', containsFilter: opts.containsFilter ?? false, indexPrefix: opts.indexPrefix ?? false }, state.capacity + 1);
 }
 
 /** Ranks, fetches and formats; `window` picks the hits (a federated search asks for more). */
@@ -197,7 +197,7 @@ export async function runSearch(
   const maxTotalHits = settings.pagination.maxTotalHits;
   const wantScores = !!(q.showRankingScore || q.showRankingScoreDetails || window.scores);
   const distinctAttr = q.distinct ?? settings.distinctAttribute ?? null;
-  const distinctOf = distinctAttr ? (d: number) => distinctKeys(state.records[d], distinctAttr) : null;
+  const distinctOf = distinctAttr ? (d: number) => distinctKeys(recordOf(state, d), distinctAttr) : null;
   // Pinned documents are kept out of the organic search, which then fills the other positions.
   const pins = opts.searchRules ? resolvePins(handle, opts.searchRules.pinsFor(uid, q.q, Date.now()), filtered, distinctOf) : [];
   const allowed = pins.length > 0 ? withoutPinned(state, filtered, pins, distinctOf) : filtered;

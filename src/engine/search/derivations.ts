@@ -3,7 +3,7 @@
 // it, each with its typo cost: the exact word, words it is a prefix of, one- and two-typo
 // derivations, the best split into two adjacent words, and synonyms.
 
-import type { IndexState } from '../fulltext/index-state.js';
+import { postingOf, prefixPosting, type IndexState } from '../fulltext/index-state.js';
 import { EMPTY_POSTING, type Posting } from '../fulltext/postings.js';
 import { INDEXED_PREFIX_LENGTHS } from '../fulltext/prefix-table.js';
 import { isNumeric, typoBudget } from '../tokenizer/index.js';
@@ -111,7 +111,7 @@ export function queryTypoBudget(terms: readonly QueryTerm[], opts: DerivationOpt
 }
 
 function livePosting(state: IndexState, id: number): Posting {
-  return id < state.wordCount ? (state.postings[id] ?? EMPTY_POSTING) : EMPTY_POSTING;
+  return postingOf(state, id);
 }
 
 /** Documents where `left` is directly followed by `right`, memoized per state. */
@@ -178,7 +178,7 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
   const sources = unit.sources;
   const hl = unit.highlight;
   hl.words.push(word);
-  const exactId = state.words.id(word);
+  const exactId = state.sorted.idOf(word);
   if (exactId !== undefined) {
     const p = livePosting(state, exactId);
     if (p.docs.length > 0) {
@@ -194,8 +194,9 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
     // A short prefix reads its indexed list (one entry per document and field) instead of
     // thousands of word lists; for a prefix after other terms the first position in each
     // field stands for the others, like the reference's per-prefix position data.
-    if (state.prefixPostings && list !== undefined && (INDEXED_PREFIX_LENGTHS as readonly number[]).includes(chars)) {
-      const p = state.prefixPostings[list] ?? EMPTY_POSTING;
+    const listed = list === undefined ? null : prefixPosting(state, list);
+    if (listed && (INDEXED_PREFIX_LENGTHS as readonly number[]).includes(chars)) {
+      const p = listed;
       if (p.docs.length > 0) sources.push({ posting: p, typo: 0, exact: false, wordId: -1, prefixList: true });
     } else {
       const [lo, hi] = sorted.prefixRange(word);
@@ -210,7 +211,7 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
   if (spec.maxTypo > 0) {
     const live = (i: number): boolean => {
       const id = sorted.ids[i]!;
-      return id < state.wordCount && livePosting(state, id).docs.length > 0;
+      return id < state.wordCount && state.view.hasWord(id);
     };
     const derived = cachedTypos(state, word, spec.maxTypo, spec.isPrefix, live);
     for (const [list, typo] of [[derived.one, 1], [derived.two, 2]] as const) {
@@ -235,7 +236,7 @@ function synonymSources(state: IndexState, key: string, unit: Unit): void {
   if (!alternatives) return;
   for (const alt of alternatives.slice(0, MAX_SYNONYM_PHRASES)) {
     if (alt.length === 1) {
-      const id = state.words.id(alt[0]!);
+      const id = state.sorted.idOf(alt[0]!);
       const p = id === undefined ? EMPTY_POSTING : livePosting(state, id);
       // Highlighted as a whole, like a phrase: a synonym is no prefix of the typed word.
       unit.highlight.phrases.push([alt[0]!]);

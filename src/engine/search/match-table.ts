@@ -124,7 +124,7 @@ export class MatchTable {
     this.units = units;
     this.scanned = units.map(() => false);
     this.U = Math.max(1, units.length);
-    buffers.acquire(state.records.length + 1, this.U);
+    buffers.acquire(state.capacity + 1, this.U);
     this.mask = buffers.mask;
     this.agg = buffers.agg;
     this.blocks = buffers.blocks;
@@ -431,7 +431,7 @@ export class MatchTable {
 
   private collect(): void {
     const blocks = this.blocks;
-    const nb = (this.state.records.length >>> 5) + 1;
+    const nb = (this.state.capacity >>> 5) + 1;
     let n = 0;
     for (let i = 0; i < nb; i++) {
       const b = blocks[i]!;
@@ -487,7 +487,7 @@ export class MatchTable {
     this.released = true;
     this.words.release();
     const { mask, agg, U, blocks } = this;
-    const nb = (this.state.records.length >>> 5) + 1;
+    const nb = (this.state.capacity >>> 5) + 1;
     for (let i = 0; i < nb; i++) {
       let b = blocks[i]!;
       if (b === 0) continue;

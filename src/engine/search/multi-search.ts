@@ -10,6 +10,7 @@ import { countValues, MAX_FILTER_VALUES, parseFilter, tooManyFilterValues, type 
 import { distinctKeys } from '../fulltext/field-values.js';
 import { searchStateOf } from '../fulltext/fulltext-index.js';
 import { StepTrace } from '../../util/step-trace.js';
+import { recordOf } from '../fulltext/index-state.js';
 import { paginationFields, performSearch, runSearch, searchWindow, type SearchOptions, type SearchQuery } from './answer-query.js';
 import { mergeFederated, toWire, weightedValues, type FederatedQueryHits, type MergedHit } from './federation.js';
 import { placePins } from './pins.js';
@@ -234,7 +235,7 @@ export async function federatedSearch(engine: Engine, items: readonly MultiSearc
       // Another instance's hits were made distinct there.
       if (m.ranked === null) return true;
       const state = searchStateOf(engine.getIndex(m.indexUid));
-      const keys = state ? distinctKeys(state.records[m.ranked.docid], field) : [];
+      const keys = state ? distinctKeys(recordOf(state, m.ranked.docid), field) : [];
       if (keys.some((k) => seen.has(k))) {
         total--;
         return false;

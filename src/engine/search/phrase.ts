@@ -3,14 +3,14 @@
 // posting list of the phrase's start positions, so the rest of the search treats a
 // phrase like a word.
 
-import type { IndexState } from '../fulltext/index-state.js';
+import { postingOf, type IndexState } from '../fulltext/index-state.js';
 import { EMPTY_POSTING, seekDoc, type Posting } from '../fulltext/postings.js';
 
 /** Posting list of a single word by its normalized form (empty when unknown). */
 export function wordPosting(state: IndexState, word: string): Posting {
-  const id = state.words.id(word);
+  const id = state.sorted.idOf(word);
   if (id === undefined || id >= state.wordCount) return EMPTY_POSTING;
-  return state.postings[id] ?? EMPTY_POSTING;
+  return postingOf(state, id);
 }
 
 /** End (exclusive) of document d's entries starting at index i. */

@@ -41,7 +41,7 @@ export function resolvePins(
 
 /** The filter's allowed set without the pinned documents (and their distinct values), for the organic search. */
 export function withoutPinned(state: IndexState, allowed: Uint8Array | null, pins: readonly ResolvedPin[], distinct: ((docid: number) => string[]) | null): Uint8Array {
-  const n = state.records.length + 1;
+  const n = state.capacity + 1;
   const out = allowed ? Uint8Array.from(allowed.subarray(0, n)) : new Uint8Array(n).fill(1);
   for (const p of pins) out[p.docid] = 0;
   if (distinct) {

@@ -6,7 +6,7 @@ import { ApiError } from '../../errors/api-error.js';
 import { distinctKeys } from '../fulltext/field-values.js';
 import { isPathOrChild, matchesPattern } from '../fulltext/field-table.js';
 import { byteOrder } from '../filter/rules.js';
-import type { IndexState } from '../fulltext/index-state.js';
+import { recordOf, type IndexState } from '../fulltext/index-state.js';
 import type { StepTrace } from '../../util/step-trace.js';
 import { globalScore, SKIPPED_RANK, type Rank } from '../ranking/rank.js';
 import type { RankingContext, RankingRule } from '../ranking/rule.js';
@@ -121,7 +121,7 @@ export function checkAttributesToSearchOn(state: IndexState, settings: IndexSett
 
 function excludedDocs(state: IndexState, parsed: ReturnType<typeof parseQuery>, allowed: Uint8Array | null): Uint8Array | null {
   if (!allowed && parsed.negativeWords.length === 0 && parsed.negativePhrases.length === 0) return null;
-  const n = state.records.length;
+  const n = state.capacity;
   const out = new Uint8Array(n + 1);
   if (allowed) for (let d = 0; d < n; d++) if (allowed[d] !== 1) out[d] = 1;
   const mark = (docs: Uint32Array) => {
@@ -229,7 +229,7 @@ class Context implements RankingContext {
     const t = this.table!;
     const docs = t.docs;
     if (this.single >= 0) return docs;
-    const idx = this.scratch.levelIndex(this.state.records.length + 1, NO_LEVEL);
+    const idx = this.scratch.levelIndex(this.state.capacity + 1, NO_LEVEL);
     this.levelIdx = idx;
     const out = new Uint32Array(docs.length);
     let n = 0;
@@ -273,7 +273,7 @@ class Context implements RankingContext {
   pairCosts(left: Unit, right: Unit, docs: Uint32Array): Uint8Array | null {
     if (docs.length < BULK_PAIR_DOCS || !this.table) return null;
     const key = `${left.id}:${right.id}`;
-    const n = this.state.records.length + 1;
+    const n = this.state.capacity + 1;
     let entry = this.pairCache.get(key);
     if (!entry) this.pairCache.set(key, (entry = { out: new Uint8Array(n).fill(MAX_PAIR_COST), done: new Uint8Array(n) }));
     const todo = new Uint8Array(n);
@@ -431,7 +431,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
     const distinct = distinctAttr
       ? (d: number) => {
           let k = keyCache.get(d);
-          if (!k) keyCache.set(d, (k = distinctKeys(state.records[d], distinctAttr)));
+          if (!k) keyCache.set(d, (k = distinctKeys(recordOf(state, d), distinctAttr)));
           return k;
         }
       : null;

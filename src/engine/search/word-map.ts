@@ -3,7 +3,7 @@
 // that are not single words (phrases, prefix lists) are kept aside and looked up in
 // their posting lists.
 
-import type { IndexState } from '../fulltext/index-state.js';
+import { recordOf, type IndexState } from '../fulltext/index-state.js';
 import { seekDoc, type Posting } from '../fulltext/postings.js';
 import type { Unit } from './derivations.js';
 import type { WordSlots } from './scratch.js';
@@ -51,7 +51,7 @@ export class WordUnitMap {
 
   /** Calls `visit` for every match of the query in the document, in token order then list order. */
   forEachMatch(state: IndexState, d: number, visit: MatchVisitor): void {
-    const rec = state.records[d];
+    const rec = recordOf(state, d);
     if (rec) {
       const t = rec.tokens;
       const slot = this.slot;

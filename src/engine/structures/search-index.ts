@@ -32,6 +32,10 @@ export interface SearchIndexContext {
   embeddings: EmbeddingSource;
   /** The node's settings for embedders (servers' timeouts, the model hub). */
   embedderEnv: EmbedderEnvironment;
+  /** The index's stored documents in docid order, to rebuild structures found damaged at open. */
+  documents?: () => AsyncIterable<[number, Doc]>;
+  /** Told when stored structures were found damaged at open and rebuilt (why, in words). */
+  onRebuilt?: (reason: string) => void;
 }
 
 export interface PrepareOptions {

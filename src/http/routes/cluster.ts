@@ -7,6 +7,8 @@ import { s } from '../schema.js';
 
 /** Read-your-writes across nodes: answer only once this node has processed the given task. */
 export const WAIT_FOR_TASK_HEADER = 'trine-wait-for-task';
+/** Overrides --read-consistency for one request: `consistent` or `stale`. */
+export const READ_CONSISTENCY_HEADER = 'trine-read-consistency';
 /** How long to wait for it, in milliseconds (default and cap below). */
 export const WAIT_TIMEOUT_HEADER = 'trine-wait-timeout';
 const DEFAULT_WAIT_MS = 5_000;
@@ -28,6 +30,25 @@ const addNodeBody = s.object({
 });
 
 const transferBody = s.object({ to: s.field(s.string(), 'bad_request') });
+
+/** Reads that show no replicated state: they never wait to be consistent. */
+const LOCAL_READS: ReadonlySet<string> = new Set(['/', '/health', '/version', '/metrics', '/openapi.json', '/cluster', '/cluster/health']);
+/** Routes that read although they are POSTs (a query in the body). */
+const READ_POSTS: ReadonlySet<string> = new Set([
+  '/indexes/:indexUid/search',
+  '/indexes/:indexUid/facet-search',
+  '/indexes/:indexUid/similar',
+  '/indexes/:indexUid/documents/fetch',
+  '/multi-search',
+]);
+
+/** Whether a request reads replicated state (documents, settings, tasks, keys...). */
+function readsReplicatedState(req: FastifyRequest): boolean {
+  const url = req.routeOptions.url;
+  if (url === undefined) return false;
+  if (req.method === 'GET' || req.method === 'HEAD') return !LOCAL_READS.has(url);
+  return req.method === 'POST' && READ_POSTS.has(url);
+}
 
 function headerValue(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
@@ -51,19 +72,6 @@ function parseWaitHeaders(req: FastifyRequest): { uid: number; timeoutMs: number
   return { uid: Number(raw), timeoutMs };
 }
 
-/** Resolves at the end of the executor's next batch, or after `ms`. */
-function nextBatch(ctx: AppContext, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      ctx.executor.off('batch', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    ctx.executor.on('batch', done);
-  });
-}
-
 /**
  * Waits until this node has registered task `uid` (applied the log entry that created it) and
  * processed it: a final status (or deleted since, which only finished tasks can be), and its
@@ -78,19 +86,28 @@ async function waitProcessed(ctx: AppContext, uid: number, timeoutMs: number): P
     if (!(await ctx.replicator.catchUp(timeoutMs))) return false;
     if (ctx.queue.nextTaskUid <= uid) throw new ApiError('task_not_found', `Task \`${uid}\` not found.`);
   }
-  for (;;) {
+  // Finished here, its batch's writes published, and its outcome settled by the log (as reported).
+  const processed = () => {
     const t = ctx.queue.get(uid);
     const inProgress = ctx.executor.current?.taskUids.includes(uid) ?? false;
-    if ((!t || isFinished(t.status)) && !inProgress) return true;
-    const left = deadline - Date.now();
-    if (left <= 0) return false;
-    await nextBatch(ctx, left);
-  }
+    return (!t || isFinished(ctx.queue.reported(t).status)) && !inProgress;
+  };
+  return ctx.replicator.waitUntil(processed, Math.max(1, deadline - Date.now()));
 }
 
 export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
 
-  // Runs after authentication (an onRequest hook), so that only allowed requests may wait.
+  // Read your writes on any node: a read first reflects every write the cluster reported done.
+  // After authentication (an onRequest hook), so that only allowed requests may wait.
+  app.addHook('preHandler', async (req) => {
+    if (!readsReplicatedState(req)) return;
+    const asked = headerValue(req, READ_CONSISTENCY_HEADER);
+    if (asked !== undefined && asked !== 'consistent' && asked !== 'stale') {
+      throw new ApiError('invalid_header_value', `The \`Trine-Read-Consistency\` header must be \`consistent\` or \`stale\`, not \`${asked}\`.`);
+    }
+    await ctx.reads.ready(asked);
+  });
+
   app.addHook('preHandler', async (req) => {
     const wait = parseWaitHeaders(req);
     if (!wait) return;
@@ -99,6 +116,22 @@ export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
       'cluster_unavailable',
       `Node \`${ctx.options.nodeId}\` has not processed task ${wait.uid} within ${wait.timeoutMs} ms (its next task uid is ${ctx.queue.nextTaskUid}). It lags or the task does not exist yet; retry, or read from another node.`,
     );
+  });
+
+  route(app, {
+    method: 'GET',
+    url: '/cluster/health',
+    summary: 'Whether a load balancer should send this node requests: 503 while it cannot reach a quorum or lags beyond --health-max-lag-entries / --health-max-lag (public)',
+    tags: ['Cluster'],
+    status: 200,
+    response: '{status: "available", nodeId, role, leader, lag: {entries, ms}}',
+    errors: ['node_not_ready'],
+    handler: async () => {
+      const r = ctx.replicator.readiness();
+      if (!r.ready) throw new ApiError('node_not_ready', `${r.reason[0]!.toUpperCase()}${r.reason.slice(1)}.`);
+      const self = ctx.replicator.status().self;
+      return { status: 'available', nodeId: ctx.options.nodeId, role: self.role, leader: self.leader, lag: r.lag };
+    },
   });
 
   route(app, {

@@ -16,6 +16,7 @@ import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, typeError } from '../schema.js';
 import { enqueueTask, writeQuery } from './params.js';
+import { endOfValue, serdePosition, serdeUnexpected } from '../../util/json-syntax.js';
 
 const fieldsSchema = s.array(s.string());
 const idsSchema = s.custom((v, ctx) => {
@@ -65,6 +66,14 @@ const addQuery = s.object({
   skipCreation: s.field(s.boolean(), 'invalid_skip_creation'),
 });
 type AddQuery = ReturnType<typeof addQuery.validate>;
+
+/** The reference reads this body as a plain JSON list and words a body of another type as its parser does. */
+function idListOnly(raw: unknown, text: string): void {
+  if (Array.isArray(raw)) return;
+  const first = text.length - text.trimStart().length;
+  const at = raw !== null && typeof raw === 'object' ? first : endOfValue(text);
+  throw new ApiError('bad_request', `Json deserialize error: invalid type: ${serdeUnexpected(raw)}, expected a sequence ${serdePosition(text, at)}`);
+}
 
 const deleteBatchBody = s.array(s.any({ oneOf: [{ type: 'string' }, { type: 'integer' }] }));
 const deleteByFilterBody = s.object({
@@ -221,6 +230,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.delete',
     query: writeQuery,
     body: deleteBatchBody,
+    precheck: idListOnly,
     largeBody: true,
     status: 202,
     handler: async (_req, _reply, { uid, query, body: raw }) => {

@@ -89,7 +89,22 @@ function originalFilter(req: FastifyRequest): string {
 }
 
 export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const filtered = (f: TaskFilter): TaskRecord[] => [...ctx.queue.tasks.values()].filter((t) => matchesTask(t, f));
+  // Tasks as clients may see them: a batch's outcome shows once the log has settled it (see TaskQueue.reported).
+  const reported = (t: TaskRecord): TaskRecord => ctx.queue.reported(t);
+  const filtered = (f: TaskFilter): TaskRecord[] => {
+    const out: TaskRecord[] = [];
+    for (const t of ctx.queue.tasks.values()) {
+      const r = reported(t);
+      if (matchesTask(r, f)) out.push(r);
+    }
+    return out;
+  };
+  // A batch is listed once processed here and settled by the log, like the outcome of its tasks.
+  const settledBatch = (uid: number) => {
+    const b = ctx.queue.batches.get(uid);
+    return b && ctx.queue.isSettled(uid) ? b : undefined;
+  };
+  const tasksOf = (ids: number[]) => () => ids.map((u) => ctx.queue.get(u)).filter((t): t is TaskRecord => !!t).map(reported);
   // A key limited to some indexes sees only their tasks (and those of no index), as the reference filters them.
   const taskVisibility = (req: FastifyRequest): ((t: TaskRecord | undefined) => boolean) | null => {
     const visible = indexVisibility(req);
@@ -140,7 +155,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'tasks.get',
     status: 200,
     responseSchema: { $ref: '#/components/schemas/Task' },
-    handler: async (req) => taskView(await visibleTask(req)),
+    handler: async (req) => taskView(reported(await visibleTask(req))),
   });
 
   route(app, {
@@ -230,16 +245,16 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { uids, ...taskFilter } = taskFilterOf(query);
       const hasTaskFilter = Object.keys(taskFilter).length > 0;
       const batches = [...ctx.queue.batches.values()].filter((b) => {
+        if (!ctx.queue.isSettled(b.uid)) return false;
         if (uids && !uids.includes(b.uid)) return false;
         if (!batchVisible(req, b)) return false;
         if (!hasTaskFilter) return true;
         return b.taskUids.some((u) => {
           const t = ctx.queue.get(u);
-          return t !== undefined && matchesTask(t, taskFilter);
+          return t !== undefined && matchesTask(reported(t), taskFilter);
         });
       });
       const { page, total, from, next } = paginate(batches, (b) => b.uid, pages);
-      const tasksOf = (ids: number[]) => () => ids.map((u) => ctx.queue.get(u)).filter((t): t is TaskRecord => !!t);
       return { results: page.map((b) => batchView(b, tasksOf(b.taskUids))), total, limit: pages.limit, from, next };
     },
   });
@@ -258,9 +273,9 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
       }
       const uid = Number(raw);
       if (uid >= ctx.queue.nextBatchUid) await ctx.replicator.catchUp(CATCH_UP_MS);
-      const b = ctx.queue.batches.get(uid);
+      const b = settledBatch(uid);
       if (!b || !batchVisible(req, b)) throw new ApiError('batch_not_found', `Batch \`${raw}\` not found.`);
-      return batchView(b, () => b.taskUids.map((u) => ctx.queue.get(u)).filter((t): t is TaskRecord => !!t));
+      return batchView(b, tasksOf(b.taskUids));
     },
   });
 }

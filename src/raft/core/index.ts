@@ -21,6 +21,7 @@ export {
 } from './errors.js';
 export { mulberry32, hashSeed, randInt, type Rand } from './rand.js';
 export type { ProgressState } from './progress.js';
+export type { ReadState } from './read-only.js';
 export {
   NONE,
   entrySize,
@@ -40,6 +41,8 @@ export {
   type NodeId,
   type PreVoteMessage,
   type PreVoteRespMessage,
+  type ReadIndexMessage,
+  type ReadIndexRespMessage,
   type Role,
   type Snapshot,
   type SnapshotMessage,

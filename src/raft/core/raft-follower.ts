@@ -32,6 +32,9 @@ export function stepFollower(r: Raft, m: Message): void {
     case 'timeoutNow':
       r.hup(true);
       return;
+    case 'readIndexResp':
+      r.readStates.push({ index: m.index, ctx: m.ctx });
+      return;
     default:
       return;
   }
@@ -92,7 +95,7 @@ function handleAppend(r: Raft, m: AppendMessage): void {
 
 function handleHeartbeat(r: Raft, m: HeartbeatMessage): void {
   r.log.commitTo(m.commit);
-  r.send({ type: 'heartbeatResp', from: r.id, to: m.from, term: r.term });
+  r.send({ type: 'heartbeatResp', from: r.id, to: m.from, term: r.term, ctx: m.ctx });
 }
 
 function handleSnapshot(r: Raft, m: SnapshotMessage): void {

@@ -5,6 +5,7 @@
 import { RaftInvariantError } from './errors.js';
 import type { Progress } from './progress.js';
 import type { Raft } from './raft.js';
+import { answerRead } from './read-only.js';
 import { NONE, type Message, type NodeId } from './types.js';
 
 /**
@@ -56,19 +57,46 @@ export function bcastAppend(r: Raft): void {
   }
 }
 
-function bcastHeartbeat(r: Raft): void {
+function bcastHeartbeat(r: Raft, ctx = r.readOnly.pendingId()): void {
   for (const [id, pr] of [...r.tracker.progress].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (id === r.id) continue;
     // Never tell a follower to commit past what it is known to hold.
     const commit = Math.min(pr.match, r.log.committed);
-    r.send({ type: 'heartbeat', from: r.id, to: id, term: r.term, commit });
+    r.send({ type: 'heartbeat', from: r.id, to: id, term: r.term, commit, ctx });
   }
 }
 
 export function maybeCommit(r: Raft): boolean {
   // Only an entry of the current term commits by counting replicas (figure 8);
   // earlier ones follow it.
-  return r.log.maybeCommit(r.tracker.committed(), r.term);
+  if (!r.log.maybeCommit(r.tracker.committed(), r.term)) return false;
+  for (const req of r.readOnly.takeWaiting()) leaderReadIndex(r, req.from, req.ctx);
+  return true;
+}
+
+/**
+ * A read request reached the leader (from itself or a follower). Its commit index is
+ * the read index once a quorum confirms, with a heartbeat sent after the request
+ * arrived, that no newer leader exists. Until the leader has committed an entry of
+ * its own term its commit index may be behind its predecessor's: requests wait.
+ */
+export function leaderReadIndex(r: Raft, from: NodeId, ctx: number): void {
+  if (r.log.term(r.log.committed) !== r.term) {
+    r.readOnly.wait(from, ctx);
+    return;
+  }
+  // The leader vouches for itself, and a voter asking vouches for itself as of when it asked,
+  // which is after every read it asks for began: it had not moved to a newer term by then. A
+  // newer leader that committed before those reads began needed a quorum that moved to its
+  // term earlier, and a quorum made of these two would intersect it. In a cluster of three
+  // they are a quorum: a follower's request is answered at once.
+  const vouching = 1 + (from !== r.id && r.tracker.isVoter(from) ? 1 : 0);
+  if (vouching > r.tracker.voters.size / 2) {
+    answerRead(r, { from, ctx }, r.log.committed);
+    return;
+  }
+  const round = r.readOnly.add(from, ctx, r.log.committed);
+  if (round > 0) bcastHeartbeat(r, round);
 }
 
 export function sendTimeoutNow(r: Raft, to: NodeId): void {
@@ -136,9 +164,17 @@ export function stepLeader(r: Raft, m: Message): void {
     case 'heartbeatResp':
       pr.recentActive = true;
       pr.probeSent = false;
+      if (m.ctx > 0) {
+        for (const round of r.readOnly.ack(r.id, m.from, m.ctx, r.tracker.voters)) {
+          for (const req of round.requests) answerRead(r, req, round.index);
+        }
+      }
       // Messages may have been lost: let one more through a full window.
       if (pr.state === 'replicate' && pr.inflights.full()) pr.inflights.freeFirstOne();
       if (pr.match < r.log.lastIndex()) maybeSendAppend(r, m.from, true);
+      return;
+    case 'readIndex':
+      leaderReadIndex(r, m.from, m.ctx);
       return;
     default:
       return;

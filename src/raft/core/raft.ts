@@ -12,7 +12,8 @@ import { applyConfChange, decodeConfChange } from './conf-change.js';
 import type { ResolvedConfig } from './config.js';
 import { RaftInvariantError } from './errors.js';
 import { RaftLog } from './raft-log.js';
-import { bcastAppend, maybeCommit, maybeSendAppend, sendTimeoutNow, stepLeader, tickHeartbeat } from './raft-leader.js';
+import { bcastAppend, leaderReadIndex, maybeCommit, maybeSendAppend, sendTimeoutNow, stepLeader, tickHeartbeat } from './raft-leader.js';
+import { ReadOnly, type ReadState } from './read-only.js';
 import { stepCandidate, stepFollower } from './raft-follower.js';
 import { ProgressTracker } from './tracker.js';
 import {
@@ -48,6 +49,10 @@ export class Raft {
   isLearner = false;
   /** Outgoing messages, handed to the driver by the next Ready. */
   msgs: Message[] = [];
+  /** Read indexes obtained for this node's read requests, handed out by the next Ready. */
+  readStates: ReadState[] = [];
+  /** The leader's read requests awaiting a quorum's confirmation. */
+  readonly readOnly = new ReadOnly();
   /** Voter this leader is handing leadership to; proposals wait meanwhile. */
   leadTransferee: NodeId = NONE;
   /** Index of the latest membership change this leader appended (or its last index at election). */
@@ -127,6 +132,7 @@ export class Raft {
     this.tracker.resetProgress(this.log.lastIndex() + 1, this.id, this.log.persistedLastIndex());
     this.pendingConfIndex = 0;
     this.uncommittedSize = 0;
+    this.readOnly.reset();
   }
 
   becomeFollower(term: number, lead: NodeId): void {
@@ -309,6 +315,16 @@ export class Raft {
     } else {
       this.send({ type: respType, from: this.id, to: m.from, term: this.term, reject: true });
     }
+  }
+
+  /**
+   * A read request of this node's own: the leader confirms its commit index; a
+   * follower asks its leader. Without a leader the request is dropped, and the
+   * caller asks again later; the answer comes as a ReadState tagged `ctx`.
+   */
+  readIndex(ctx: number): void {
+    if (this.role === 'leader') leaderReadIndex(this, this.id, ctx);
+    else if (this.role === 'follower' && this.lead !== NONE) this.send({ type: 'readIndex', from: this.id, to: this.lead, term: this.term, ctx });
   }
 
   // ---- appending ---------------------------------------------------------

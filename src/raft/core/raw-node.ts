@@ -15,6 +15,7 @@ import { resolveConfig, type RaftConfig, type ResolvedConfig } from './config.js
 import { decodeConfChange, encodeConfChange } from './conf-change.js';
 import { RaftInvariantError } from './errors.js';
 import type { ProgressState } from './progress.js';
+import type { ReadState } from './read-only.js';
 import { Raft } from './raft.js';
 import { propose, proposeConfChange, reportSnapshot, reportUnreachable, transferLeadership } from './raft-propose.js';
 import {
@@ -45,6 +46,8 @@ export interface Ready {
   committedEntries: Entry[];
   /** Messages to send once the above is persisted. */
   messages: Message[];
+  /** Read indexes for this node's read requests (nothing to persist). */
+  readStates: ReadState[];
   /** Whether persisting needs an fsync (entries, term or vote changed; commit alone does not). */
   mustSync: boolean;
 }
@@ -183,6 +186,34 @@ export class RawNode {
     reportSnapshot(this.raft, id, ok);
   }
 
+  /**
+   * Asks for a read index (see read-only.ts): once this node has applied up to the
+   * index of the ReadState tagged `ctx`, a read reflects every entry committed before
+   * the request. No answer comes without a leader: ask again after a while.
+   */
+  readIndex(ctx: number): void {
+    this.raft.readIndex(ctx);
+  }
+
+  /**
+   * Takes out, ahead of the next Ready, what depends on nothing being persisted: heartbeats
+   * and their answers, read index requests and answers, and read states. The driver sends them
+   * while it is still writing the previous Ready, so that a slow disk delays neither the
+   * leader's heartbeats nor reads. (A heartbeat's answer vouches for no log entry, and a term
+   * it carries before it is durable changes no vote: see read-only.ts.)
+   */
+  takeUrgent(): { messages: Message[]; readStates: ReadState[] } {
+    const r = this.raft;
+    const urgent = (m: Message) => m.type === 'heartbeat' || m.type === 'heartbeatResp' || m.type === 'readIndex' || m.type === 'readIndexResp';
+    const messages = r.msgs.filter(urgent);
+    if (messages.length > 0) r.msgs = r.msgs.filter((m) => !urgent(m));
+    const readStates = r.readStates;
+    r.readStates = [];
+    // The open read round's heartbeats are leaving now.
+    if (messages.some((m) => m.type === 'heartbeat')) r.readOnly.seal();
+    return { messages, readStates };
+  }
+
   /** Whether a Ready is waiting. False while one is handed out and not advanced. */
   hasReady(): boolean {
     if (this.pending) return false;
@@ -192,7 +223,7 @@ export class RawNode {
     const hard = r.hardState();
     if (!isEmptyHardState(hard) && !hardStateEqual(hard, this.prevHard)) return true;
     if (r.log.hasPendingSnapshot()) return true;
-    if (r.msgs.length > 0 || r.log.unstable.entries.length > 0) return true;
+    if (r.msgs.length > 0 || r.readStates.length > 0 || r.log.unstable.entries.length > 0) return true;
     return r.log.hasNextCommittedEntries();
   }
 
@@ -207,9 +238,13 @@ export class RawNode {
       entries: r.log.unstableEntries(),
       committedEntries: r.log.nextCommittedEntries(),
       messages: r.msgs,
+      readStates: r.readStates,
       mustSync: false,
     };
     r.msgs = [];
+    r.readStates = [];
+    // The heartbeats of the open read round leave with these messages.
+    r.readOnly.seal();
     const soft = r.softState();
     if (soft.lead !== this.prevSoft.lead || soft.role !== this.prevSoft.role) {
       rd.softState = soft;
@@ -253,6 +288,11 @@ export class RawNode {
     } else if (rd.snapshot && rd.snapshot.meta.index > r.log.applied) {
       r.log.appliedTo(rd.snapshot.meta.index);
     }
+  }
+
+  /** The commit index (cheaper than `status()`). */
+  committed(): number {
+    return this.raft.log.committed;
   }
 
   /** Membership as of the applied index. */

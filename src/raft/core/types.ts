@@ -136,10 +136,26 @@ export interface HeartbeatMessage extends MessageBase {
   type: 'heartbeat';
   /** min(leader commit, follower match): never beyond what the follower holds. */
   commit: number;
+  /** The newest read round awaiting confirmation (0: none); echoed by the reply. */
+  ctx: number;
 }
 
 export interface HeartbeatRespMessage extends MessageBase {
   type: 'heartbeatResp';
+  ctx: number;
+}
+
+/** A follower asks the leader for a read index on behalf of its read `ctx` (see read-only.ts). */
+export interface ReadIndexMessage extends MessageBase {
+  type: 'readIndex';
+  ctx: number;
+}
+
+/** The leader's commit index, confirmed by a quorum after the request arrived. */
+export interface ReadIndexRespMessage extends MessageBase {
+  type: 'readIndexResp';
+  ctx: number;
+  index: number;
 }
 
 /**
@@ -166,6 +182,8 @@ export type Message =
   | AppendRespMessage
   | HeartbeatMessage
   | HeartbeatRespMessage
+  | ReadIndexMessage
+  | ReadIndexRespMessage
   | SnapshotMessage
   | TimeoutNowMessage;
 

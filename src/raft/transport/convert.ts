@@ -31,6 +31,18 @@ export function fromPbMeta(m: PbSnapshotMeta | undefined): SnapshotMeta {
   };
 }
 
+/** Read contexts are numbers in the core and 8 bytes on the wire (none: empty). */
+function ctxToPb(ctx: number): Buffer {
+  if (ctx === 0) return Buffer.alloc(0);
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(BigInt(ctx));
+  return b;
+}
+
+function ctxFromPb(b: Uint8Array): number {
+  return b.byteLength === 8 ? Number(Buffer.from(b.buffer, b.byteOffset, 8).readBigUInt64BE()) : 0;
+}
+
 /** Core message → wire message. Snapshot data never travels here (it is streamed). */
 export function toPb(m: Message): RaftMessage {
   const base = { from: m.from, to: m.to };
@@ -63,9 +75,13 @@ export function toPb(m: Message): RaftMessage {
         },
       };
     case 'heartbeat':
-      return { ...base, body: { $case: 'heartbeat', value: { term: m.term, commit: m.commit, context: Buffer.alloc(0) } } };
+      return { ...base, body: { $case: 'heartbeat', value: { term: m.term, commit: m.commit, context: ctxToPb(m.ctx) } } };
     case 'heartbeatResp':
-      return { ...base, body: { $case: 'heartbeatResponse', value: { term: m.term, context: Buffer.alloc(0) } } };
+      return { ...base, body: { $case: 'heartbeatResponse', value: { term: m.term, context: ctxToPb(m.ctx) } } };
+    case 'readIndex':
+      return { ...base, body: { $case: 'readIndex', value: { term: m.term, context: ctxToPb(m.ctx) } } };
+    case 'readIndexResp':
+      return { ...base, body: { $case: 'readIndexResponse', value: { term: m.term, context: ctxToPb(m.ctx), index: m.index } } };
     case 'timeoutNow':
       return { ...base, body: { $case: 'timeoutNow', value: { term: m.term } } };
     case 'snapshot':
@@ -115,9 +131,13 @@ export function fromPb(p: RaftMessage): Message | null {
         hintTerm: b.value.rejectHintTerm,
       };
     case 'heartbeat':
-      return { ...base, type: 'heartbeat', term: b.value.term, commit: b.value.commit };
+      return { ...base, type: 'heartbeat', term: b.value.term, commit: b.value.commit, ctx: ctxFromPb(b.value.context) };
     case 'heartbeatResponse':
-      return { ...base, type: 'heartbeatResp', term: b.value.term };
+      return { ...base, type: 'heartbeatResp', term: b.value.term, ctx: ctxFromPb(b.value.context) };
+    case 'readIndex':
+      return { ...base, type: 'readIndex', term: b.value.term, ctx: ctxFromPb(b.value.context) };
+    case 'readIndexResponse':
+      return { ...base, type: 'readIndexResp', term: b.value.term, ctx: ctxFromPb(b.value.context), index: b.value.index };
     case 'timeoutNow':
       return { ...base, type: 'timeoutNow', term: b.value.term };
     case 'snapshot':

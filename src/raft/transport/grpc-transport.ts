@@ -107,11 +107,40 @@ export function secretMatches(expected: string | null, given: grpc.MetadataValue
   return timingSafeEqual(digest(expected), digest(v));
 }
 
-/** Raft messages between nodes over gRPC, batched per peer; snapshots streamed in chunks. */
+/** Appends that carry entries go with Send (one call per batch, timed); the rest goes on a stream. */
+function bulky(m: Message): boolean {
+  return m.type === 'app' && m.entries.length > 0;
+}
+
+/** A peer's stream of small messages, and whether it takes more before draining. */
+interface PeerStream {
+  call: grpc.ClientWritableStream<SendRequest>;
+  waiting: boolean;
+}
+
+const CHANNEL_OPTIONS = {
+  'grpc.max_receive_message_length': MAX_MESSAGE,
+  'grpc.max_send_message_length': MAX_MESSAGE,
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1000,
+  // A stream to a peer that went silent (a cut link that drops packets) fails within seconds.
+  'grpc.keepalive_time_ms': 2000,
+  'grpc.keepalive_timeout_ms': 2000,
+  'grpc.keepalive_permit_without_calls': 1,
+};
+
+/**
+ * Raft messages between nodes over gRPC, batched per peer: appends carrying entries with one
+ * Send call per batch, everything else on one stream per peer; snapshots streamed in chunks.
+ */
 export class GrpcTransport implements RaftTransport {
   private readonly clients = new Map<NodeId, RaftServiceClient>();
   private readonly queues = new Map<NodeId, Message[]>();
   private readonly inFlight = new Set<NodeId>();
+  private readonly small = new Map<NodeId, Message[]>();
+  private readonly streams = new Map<NodeId, PeerStream>();
+  /** Peers that do not serve Stream (an older version): everything goes with Send. */
+  private readonly sendOnly = new Set<NodeId>();
   private readonly sendingSnapshot = new Set<NodeId>();
   readonly server: grpc.Server;
 
@@ -177,6 +206,8 @@ export class GrpcTransport implements RaftTransport {
   }
 
   setPeer(id: NodeId, addr: string | null): void {
+    this.dropStream(id);
+    this.sendOnly.delete(id);
     const old = this.clients.get(id);
     if (old) old.close();
     this.clients.delete(id);
@@ -189,12 +220,7 @@ export class GrpcTransport implements RaftTransport {
     if (c) return c;
     const addr = this.opts.peers.get(id);
     if (!addr) return null;
-    c = new RaftServiceClient(addr, this.credentials(), {
-      'grpc.max_receive_message_length': MAX_MESSAGE,
-      'grpc.max_send_message_length': MAX_MESSAGE,
-      'grpc.initial_reconnect_backoff_ms': 100,
-      'grpc.max_reconnect_backoff_ms': 1000,
-    });
+    c = new RaftServiceClient(addr, this.credentials(), CHANNEL_OPTIONS);
     this.clients.set(id, c);
     return c;
   }
@@ -205,11 +231,69 @@ export class GrpcTransport implements RaftTransport {
         void this.sendSnapshot(m);
         continue;
       }
-      const q = this.queues.get(m.to) ?? [];
+      const lanes = bulky(m) || this.sendOnly.has(m.to) ? this.queues : this.small;
+      const q = lanes.get(m.to) ?? [];
       q.push(m);
-      this.queues.set(m.to, q);
+      lanes.set(m.to, q);
     }
     for (const id of this.queues.keys()) this.flush(id);
+    for (const id of this.small.keys()) this.flushSmall(id);
+  }
+
+  /** Writes the small messages waiting for `id` on its stream, opening it when needed. */
+  private flushSmall(id: NodeId): void {
+    const q = this.small.get(id);
+    if (!q || q.length === 0) return;
+    if (this.sendOnly.has(id)) {
+      this.small.delete(id);
+      this.queues.set(id, [...(this.queues.get(id) ?? []), ...q]);
+      this.flush(id);
+      return;
+    }
+    let s = this.streams.get(id);
+    if (s?.waiting) return;
+    if (!s) {
+      const c = this.client(id);
+      if (!c) {
+        this.small.set(id, []);
+        return;
+      }
+      s = this.openStream(id, c);
+    }
+    this.small.set(id, []);
+    if (!s.call.write({ messages: q.map(toPb) })) {
+      s.waiting = true;
+      s.call.once('drain', () => {
+        s!.waiting = false;
+        this.flushSmall(id);
+      });
+    }
+  }
+
+  private openStream(id: NodeId, c: RaftServiceClient): PeerStream {
+    const started = process.hrtime.bigint();
+    const call = c.stream(this.metadata(), (err) => {
+      // The stream ended: it is opened again with the next message.
+      if (this.streams.get(id)?.call === call) this.streams.delete(id);
+      this.opts.onCall?.('Stream', err ? grpc.status[err.code] : 'OK', Number(process.hrtime.bigint() - started) / 1e9);
+      // Cancelled here: the peer's address changed, or this node is stopping.
+      if (!err || err.code === grpc.status.CANCELLED) return;
+      if (err.code === grpc.status.UNIMPLEMENTED) {
+        this.sendOnly.add(id);
+        return;
+      }
+      this.opts.log.debug({ peer: id, err: err.message }, 'raft stream failed');
+      this.opts.onUnreachable(id);
+    });
+    const s: PeerStream = { call, waiting: false };
+    this.streams.set(id, s);
+    return s;
+  }
+
+  private dropStream(id: NodeId): void {
+    const s = this.streams.get(id);
+    this.streams.delete(id);
+    s?.call.cancel();
   }
 
   private flush(id: NodeId): void {
@@ -291,6 +375,20 @@ export class GrpcTransport implements RaftTransport {
 
   private handlers(): RaftServiceServer {
     return {
+      stream: (call: grpc.ServerReadableStream<SendRequest, SendResponse>, cb: grpc.sendUnaryData<SendResponse>) => {
+        const denied = this.authorize(call, 'Stream');
+        if (denied) return cb(denied);
+        call.on('data', (req: SendRequest) => {
+          for (const pm of req.messages) {
+            const m = fromPb(pm);
+            if (m && m.to === this.opts.self) this.opts.onMessage(m);
+          }
+        });
+        call.on('end', () => cb(null, {}));
+        call.on('error', () => {
+          // the peer went away; its next message opens a new stream
+        });
+      },
       send: (call: grpc.ServerUnaryCall<SendRequest, SendResponse>, cb: grpc.sendUnaryData<SendResponse>) => {
         const denied = this.authorize(call, 'Send');
         if (denied) return cb(denied);
@@ -343,6 +441,7 @@ export class GrpcTransport implements RaftTransport {
   }
 
   async close(): Promise<void> {
+    for (const id of [...this.streams.keys()]) this.dropStream(id);
     for (const c of this.clients.values()) c.close();
     this.clients.clear();
     // Peers keep their channels open; give calls in flight a moment, then cut what is left.

@@ -3,6 +3,8 @@
 // too), crashes that lose unpersisted writes, restarts, client proposals,
 // leadership transfers and membership changes. Every step runs the safety
 // checks; at the end the network heals and the cluster must converge.
+// Clients also read through any node with a read index: a read must reflect
+// every value that any node had applied before the read began.
 
 import { ProposalError, mulberry32, randInt, type Message, type NodeId, type Rand, type Ready } from '../../../src/raft/core/index.js';
 import { Checker } from './checker.js';
@@ -32,6 +34,8 @@ export interface SimStats {
   snapshotsSent: number;
   confChanges: number;
   convergedAfterTicks: number;
+  /** Reads that got a read index and were answered (the others were dropped without a leader). */
+  readsServed: number;
 }
 
 type Event =
@@ -44,6 +48,8 @@ type Event =
   | { kind: 'heal' }
   | { kind: 'isolate'; node: NodeId }
   | { kind: 'client' }
+  | { kind: 'read' }
+  | { kind: 'readExpires'; ctx: number }
   | { kind: 'member' }
   | { kind: 'decommission'; node: NodeId; epoch: number }
   | { kind: 'snapReport'; from: NodeId; inc: number; to: NodeId; ok: boolean };
@@ -59,8 +65,11 @@ export class Simulation {
   readonly nodes = new Map<NodeId, SimNode>();
   readonly raftOpts: SimRaftOptions;
   readonly stats: SimStats = {
-    events: 0, proposals: 0, acked: 0, maxTerm: 0, crashes: 0, snapshotsSent: 0, confChanges: 0, convergedAfterTicks: -1,
+    events: 0, proposals: 0, acked: 0, maxTerm: 0, crashes: 0, snapshotsSent: 0, confChanges: 0, convergedAfterTicks: -1, readsServed: 0,
   };
+  /** Reads in flight by context: the node asked, its incarnation, values it must reflect, its read index once known. */
+  private readonly reads = new Map<number, { node: NodeId; inc: number; need: number; index?: number }>();
+  private nextReadCtx = 1;
   readonly traceLines: string[] = [];
   now = 0;
   chaos = true;
@@ -126,6 +135,7 @@ export class Simulation {
     for (const node of this.nodes.values()) this.startTicking(node);
     this.schedule(50, { kind: 'chaos' });
     this.schedule(5, { kind: 'client' });
+    this.schedule(7, { kind: 'read' });
     this.schedule(100, { kind: 'member' });
     this.runUntil(this.opts.chaosMs);
     this.healAll();
@@ -193,6 +203,15 @@ export class Simulation {
         this.clientPropose();
         this.schedule(randInt(this.rand, 3, 25), { kind: 'client' });
         return;
+      case 'read':
+        if (!this.chaos) return;
+        this.clientRead();
+        this.schedule(randInt(this.rand, 1, 6), { kind: 'read' });
+        return;
+      case 'readExpires':
+        // No leader answered in time (lost message, election, crash): the client gives up.
+        this.reads.delete(ev.ctx);
+        return;
       case 'member':
         if (!this.chaos) return;
         chooseMembershipOp(this);
@@ -236,6 +255,12 @@ export class Simulation {
 
   /** After any step: check election safety and queue a Ready pass after an fsync delay. */
   touched(node: SimNode): void {
+    // As the driver does while it writes a Ready: what depends on no write leaves at once.
+    if (node.outstanding) {
+      const { messages, readStates } = node.rn!.takeUrgent();
+      for (const m of messages) this.send(m);
+      this.answerReads(node, { readStates });
+    }
     const st = node.rn!.status();
     this.checker.checkRole(node.id, st.role, st.term);
     if (st.term > this.stats.maxTerm) this.stats.maxTerm = st.term;
@@ -292,6 +317,7 @@ export class Simulation {
       return false;
     }
     for (const m of msgs) this.send(m);
+    this.answerReads(node, rd);
     const st = node.rn!.status();
     if (st.role === 'leader') this.observeConf(st.applied, st.confState);
     if (rd.softState?.role === 'leader' && this.chaos && this.rand() < this.newLeaderFaultRate) {
@@ -364,6 +390,49 @@ export class Simulation {
       this.touched(node);
     } catch (e) {
       if (!(e instanceof ProposalError)) throw e;
+    }
+  }
+
+  /**
+   * A client reads through a random node. Every node applies the same sequence of values,
+   * so the values applied anywhere so far are the longest prefix any node holds: the read
+   * must be answered with at least that many.
+   */
+  private clientRead(): void {
+    const up = [...this.nodes.values()].filter((n) => n.up);
+    if (up.length === 0) return;
+    const node = up[randInt(this.rand, 0, up.length)]!;
+    let need = 0;
+    for (const n of this.nodes.values()) need = Math.max(need, n.values.length);
+    const ctx = this.nextReadCtx++;
+    this.reads.set(ctx, { node: node.id, inc: node.incarnation, need });
+    this.trace(`client reads through ${node.id} (ctx ${ctx}, needs ${need} values)`);
+    node.rn!.readIndex(ctx);
+    this.touched(node);
+    this.schedule(300, { kind: 'readExpires', ctx });
+  }
+
+  /** Takes the node's new read indexes, then serves every read of it that it has applied far enough for. */
+  private answerReads(node: SimNode, rd: Pick<Ready, 'readStates'>): void {
+    for (const s of rd.readStates) {
+      const read = this.reads.get(s.ctx);
+      if (!read || read.node !== node.id || read.inc !== node.incarnation) continue;
+      read.index = s.index;
+    }
+    for (const [ctx, read] of this.reads) {
+      if (read.node !== node.id || read.index === undefined) continue;
+      if (read.inc !== node.incarnation) {
+        this.reads.delete(ctx);
+        continue;
+      }
+      if (node.appliedIndex < read.index) continue;
+      this.reads.delete(ctx);
+      this.stats.readsServed++;
+      if (node.values.length < read.need) {
+        this.checker.fail(
+          `stale read on ${node.id} (ctx ${ctx}): read index ${read.index}, ${node.values.length} values applied, but ${read.need} were applied somewhere before the read began`,
+        );
+      }
     }
   }
 

@@ -1,0 +1,294 @@
+// Segments: the immutable pieces an index's full-text structures are made of. A batch
+// adds one segment holding the documents it added or replaced (their posting and prefix
+// lists, and their records) and the docids it deleted; older segments are never rewritten
+// by a batch, only merged with their neighbours. A document lives in the newest segment
+// that holds or deletes it: `owner` says which, per docid.
+
+import { decodeRecord, encodeRecord, type DocRecord } from './doc-record.js';
+import { buildArena, EMPTY_ARENA, listAt, mergeArenas, slotOf, type ListArena } from './list-arena.js';
+import { EMPTY_POSTING, type ListKeys, type Posting } from './postings.js';
+import type { Yielder } from './yielder.js';
+
+export interface Segment {
+  /** Its number, under which it is stored; never reused while it is live. */
+  readonly seq: number;
+  /** Docids whose content is here, ascending. */
+  readonly docs: Uint32Array;
+  /** Docids this segment removes from older segments, ascending. */
+  readonly deleted: Uint32Array;
+  readonly words: ListArena;
+  readonly prefixes: ListArena | null;
+  /** Record of `docs[i]`: `records[recordOffsets[i] .. recordOffsets[i + 1])` (doc-record.ts coding). */
+  readonly recordOffsets: Uint32Array;
+  readonly records: Uint8Array;
+}
+
+/** What decides a segment's weight in the merge policy: its posting entries. */
+export function segmentSize(s: Segment): number {
+  return s.words.docs.length + 1;
+}
+
+function searchSorted(arr: Uint32Array, v: number): number {
+  let lo = 0;
+  let hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (arr[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < arr.length && arr[lo] === v ? lo : -1;
+}
+
+function recordBytes(s: Segment, i: number): Uint8Array {
+  return s.records.subarray(s.recordOffsets[i]!, s.recordOffsets[i + 1]!);
+}
+
+function packRecords(n: number, bytesOf: (i: number) => Uint8Array): { recordOffsets: Uint32Array; records: Uint8Array } {
+  const recordOffsets = new Uint32Array(n + 1);
+  for (let i = 0; i < n; i++) recordOffsets[i + 1] = recordOffsets[i]! + bytesOf(i).length;
+  const records = new Uint8Array(recordOffsets[n]!);
+  for (let i = 0; i < n; i++) records.set(bytesOf(i), recordOffsets[i]!);
+  return { recordOffsets, records };
+}
+
+/** A segment from freshly extracted records (`docs` ascending, `recs[i]` the record of `docs[i]`). */
+export async function buildSegment(
+  seq: number,
+  docs: Uint32Array,
+  recs: readonly DocRecord[],
+  deleted: Uint32Array,
+  wordKeys: ListKeys,
+  prefixKeys: ListKeys | null,
+  yielder: Yielder,
+): Promise<Segment> {
+  const words = docs.length ? await buildArena(docs, (i) => recs[i]!, wordKeys, yielder) : EMPTY_ARENA;
+  const prefixes = prefixKeys ? (docs.length ? await buildArena(docs, (i) => recs[i]!, prefixKeys, yielder) : EMPTY_ARENA) : null;
+  const encoded: Buffer[] = new Array(docs.length);
+  for (let i = 0; i < docs.length; i++) {
+    encoded[i] = encodeRecord(recs[i]!);
+    if ((i & 1023) === 1023) await yielder.maybe();
+  }
+  return { seq, docs, deleted, words, prefixes, ...packRecords(docs.length, (i) => encoded[i]!) };
+}
+
+/**
+ * One segment in place of the consecutive segments `run` (of `all`, oldest first), keeping
+ * only their documents still alive in `view`. Deletions are kept for the segments older than
+ * the run; a run starting at the oldest segment has nothing left to delete from.
+ */
+export async function mergeSegments(view: SegmentView, from: number, to: number, seq: number, yielder: Yielder): Promise<Segment> {
+  const run = view.segments.slice(from, to);
+  const idx = run.map((_, i) => from + i);
+  const keep = (a: number, d: number) => view.ownerOf(d) === idx[a];
+  const clean = idx.map((i) => view.deadCount(i) === 0);
+  const words = await mergeArenas(run.map((s) => s.words), keep, clean, yielder);
+  const withPrefixes = run.every((s) => s.prefixes !== null);
+  const prefixes = withPrefixes ? await mergeArenas(run.map((s) => s.prefixes!), keep, clean, yielder) : null;
+  // Live documents, ascending, each with the segment it lives in.
+  const live: number[] = [];
+  const where: number[] = [];
+  const at: number[] = [];
+  const heads = run.map(() => 0);
+  for (;;) {
+    let best = -1;
+    let bestDoc = Infinity;
+    for (let a = 0; a < run.length; a++) {
+      const docs = run[a]!.docs;
+      while (heads[a]! < docs.length && !keep(a, docs[heads[a]!]!)) heads[a]!++;
+      if (heads[a]! < docs.length && docs[heads[a]!]! < bestDoc) {
+        bestDoc = docs[heads[a]!]!;
+        best = a;
+      }
+    }
+    if (best < 0) break;
+    live.push(bestDoc);
+    where.push(best);
+    at.push(heads[best]!++);
+  }
+  await yielder.maybe();
+  const deleted: number[] = [];
+  if (from > 0) {
+    const gone = new Set<number>();
+    for (const s of run) for (const d of s.deleted) if (view.ownerOf(d) < 0) gone.add(d);
+    deleted.push(...gone);
+    deleted.sort((a, b) => a - b);
+  }
+  const packed = packRecords(live.length, (i) => recordBytes(run[where[i]!]!, at[i]!));
+  return {
+    seq,
+    docs: Uint32Array.from(live),
+    deleted: Uint32Array.from(deleted),
+    words,
+    prefixes,
+    ...packed,
+  };
+}
+
+/** Merged lists kept per view, in posting entries (8 bytes each). */
+const CACHED_ENTRIES = 8 << 20;
+
+/**
+ * The segments of one published state read as one index: a word's list is the union of its
+ * lists in every segment, without the documents a newer segment replaced or deleted.
+ * Immutable; a batch makes a new view.
+ */
+export class SegmentView {
+  /** Segment index per docid (-1: no document), one past the highest docid known. */
+  private readonly owner: Int32Array;
+  private readonly dead: Uint32Array;
+  private readonly wordCache = new Map<number, Posting>();
+  private readonly prefixCache = new Map<number, Posting>();
+  private cached = 0;
+  /** Live docids, ascending. */
+  readonly docids: Uint32Array;
+
+  constructor(
+    readonly segments: readonly Segment[],
+    capacity: number,
+  ) {
+    const owner = new Int32Array(capacity).fill(-1);
+    segments.forEach((s, i) => {
+      for (const d of s.deleted) if (d < capacity) owner[d] = -1;
+      for (const d of s.docs) owner[d] = i;
+    });
+    const dead = new Uint32Array(segments.length);
+    let live = 0;
+    segments.forEach((s, i) => {
+      for (const d of s.docs) if (owner[d] !== i) dead[i]!++;
+      live += s.docs.length - dead[i]!;
+    });
+    const docids = new Uint32Array(live);
+    for (let d = 0, k = 0; d < capacity; d++) if (owner[d]! >= 0) docids[k++] = d;
+    this.owner = owner;
+    this.dead = dead;
+    this.docids = docids;
+  }
+
+  static empty(): SegmentView {
+    return new SegmentView([], 0);
+  }
+
+  /** One past the highest docid a segment holds. */
+  get capacity(): number {
+    return this.owner.length;
+  }
+
+  ownerOf(d: number): number {
+    return d < this.owner.length ? this.owner[d]! : -1;
+  }
+
+  /** Documents of segment `i` that newer segments replaced or deleted. */
+  deadCount(i: number): number {
+    return this.dead[i]!;
+  }
+
+  /** A view with `seg` added as the newest segment. */
+  adding(seg: Segment): SegmentView {
+    let cap = this.capacity;
+    if (seg.docs.length > 0) cap = Math.max(cap, seg.docs[seg.docs.length - 1]! + 1);
+    return new SegmentView([...this.segments, seg], cap);
+  }
+
+  /** A view with segments `[from, to)` replaced by `merged`. */
+  replacing(from: number, to: number, merged: Segment): SegmentView {
+    return new SegmentView([...this.segments.slice(0, from), merged, ...this.segments.slice(to)], this.capacity);
+  }
+
+  word(id: number): Posting {
+    return this.list(id, (s) => s.words, this.wordCache);
+  }
+
+  prefix(id: number): Posting {
+    return this.list(id, (s) => s.prefixes ?? EMPTY_ARENA, this.prefixCache);
+  }
+
+  /** Whether word `id` has a live entry, without merging its lists when one clean segment has it. */
+  hasWord(id: number): boolean {
+    const segs = this.segments;
+    for (let i = 0; i < segs.length; i++) {
+      if (this.dead[i] === 0 && slotOf(segs[i]!.words, id) >= 0) return true;
+    }
+    return this.word(id).docs.length > 0;
+  }
+
+  private list(id: number, arenaOf: (s: Segment) => ListArena, cache: Map<number, Posting>): Posting {
+    const hit = cache.get(id);
+    if (hit) return hit;
+    const parts: { p: Posting; seg: number }[] = [];
+    const segs = this.segments;
+    for (let i = 0; i < segs.length; i++) {
+      const a = arenaOf(segs[i]!);
+      const slot = slotOf(a, id);
+      if (slot >= 0) parts.push({ p: listAt(a, slot), seg: i });
+    }
+    let out: Posting;
+    if (parts.length === 0) out = EMPTY_POSTING;
+    else if (parts.length === 1 && this.allLive(parts[0]!.p, parts[0]!.seg)) out = parts[0]!.p;
+    else out = this.union(parts);
+    // Views over a segment cost nothing to keep; merged copies are kept within a budget.
+    if (out !== EMPTY_POSTING && (parts.length === 1 || this.cached + out.docs.length <= CACHED_ENTRIES)) {
+      if (parts.length > 1) this.cached += out.docs.length;
+      cache.set(id, out);
+    }
+    return out;
+  }
+
+  /** No document of the list was replaced or deleted since (then the list is used as it is). */
+  private allLive(p: Posting, seg: number): boolean {
+    if (this.dead[seg] === 0) return true;
+    const owner = this.owner;
+    for (let i = 0; i < p.docs.length; i++) if (owner[p.docs[i]!] !== seg) return false;
+    return true;
+  }
+
+  private union(parts: { p: Posting; seg: number }[]): Posting {
+    const owner = this.owner;
+    let n = 0;
+    for (const { p, seg } of parts) {
+      if (this.dead[seg] === 0) n += p.docs.length;
+      else for (let i = 0; i < p.docs.length; i++) if (owner[p.docs[i]!] === seg) n++;
+    }
+    const docs = new Uint32Array(n);
+    const fps = new Uint32Array(n);
+    const heads = parts.map(() => 0);
+    let out = 0;
+    let ndocs = 0;
+    for (;;) {
+      let best = -1;
+      let bestDoc = Infinity;
+      for (let k = 0; k < parts.length; k++) {
+        const { p, seg } = parts[k]!;
+        while (heads[k]! < p.docs.length && owner[p.docs[heads[k]!]!] !== seg) heads[k]!++;
+        if (heads[k]! < p.docs.length && p.docs[heads[k]!]! < bestDoc) {
+          bestDoc = p.docs[heads[k]!]!;
+          best = k;
+        }
+      }
+      if (best < 0) break;
+      const p = parts[best]!.p;
+      let e = heads[best]!;
+      while (e < p.docs.length && p.docs[e] === bestDoc) {
+        docs[out] = bestDoc;
+        fps[out++] = p.fps[e++]!;
+      }
+      heads[best] = e;
+      ndocs++;
+    }
+    return n === 0 ? EMPTY_POSTING : { docs, fps, ndocs };
+  }
+
+  /** The record of a live document (decoded on each call: callers ask for few). */
+  record(d: number): DocRecord | undefined {
+    const i = this.ownerOf(d);
+    if (i < 0) return undefined;
+    const s = this.segments[i]!;
+    return decodeRecord(recordBytes(s, searchSorted(s.docs, d)));
+  }
+
+  /** Calls `fn(docid, bytes)` with the encoded record of every live document, in docid order per segment. */
+  forEachRecord(fn: (d: number, bytes: Uint8Array) => void): void {
+    this.segments.forEach((s, i) => {
+      for (let k = 0; k < s.docs.length; k++) if (this.owner[s.docs[k]!] === i) fn(s.docs[k]!, recordBytes(s, k));
+    });
+  }
+}

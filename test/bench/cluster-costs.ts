@@ -1,0 +1,332 @@
+// What replication costs, measured in ways a 2-core machine can answer (see cluster.ts):
+//   overhead   CPU-seconds of a replicated import on the three nodes against three times a
+//              single node's (alone, and three single nodes importing side by side, which
+//              share the cores the way the three cluster nodes do);
+//   pinned     docs/s of the leader pinned to one core (taskset) with both followers on the
+//              other, against a single node pinned to one core;
+//   readcpu    CPU time per search on a follower with consistent reads and with stale reads,
+//              against a single node, at 1 and BENCH_READ_CPU_CLIENTS concurrent clients; the
+//              three are measured in turns, with the cluster and the single node both up, and
+//              what the processes use while idle is subtracted;
+//   importload leader changes, event-loop stalls and search latency (through HAProxy, one
+//              search every 50 ms) while BENCH_IMPORT_BATCHES batches of 20k documents are
+//              imported through HAProxy one after another, with consistent and with stale reads
+//              (BENCH_IMPORT_READS picks).
+
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { request, Agent } from 'node:http';
+import { TestCluster } from '../helpers/cluster.js';
+import { startHaproxy } from '../helpers/haproxy.js';
+import { spawnNode, tempDir, type NodeProcess } from '../helpers/node.js';
+import { pick, rng, type SynsetDoc } from './wordnet.js';
+
+const INDEX = 'wordnet';
+const CHUNK = 10_000;
+const READ_SECONDS = Number(process.env['BENCH_READ_CPU_SECONDS'] ?? 5);
+const READ_CLIENTS = Number(process.env['BENCH_READ_CPU_CLIENTS'] ?? 16);
+const IMPORT_BATCHES = Number(process.env['BENCH_IMPORT_BATCHES'] ?? 20);
+/** Seconds of idling measured, to subtract what the nodes use without searches. */
+const IDLE_SECONDS = 3;
+/** Turns each read figure is measured in, alternating with the others. */
+const READ_ROUNDS = 3;
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** CPU-seconds (user + system, every thread) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of proc(5), counted from the state (field 3).
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+const pidOf = (n: NodeProcess) => n.proc.pid!;
+
+/** Pins every thread of a process to the given cores. */
+function pin(pid: number, cores: string): void {
+  execFileSync('taskset', ['-a', '-cp', cores, String(pid)], { stdio: 'ignore' });
+}
+
+function pct(values: number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+}
+
+async function post(url: string, path: string, body: unknown): Promise<Response> {
+  return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+/** Posts `docs` in chunks; resolves with the last task uid. */
+async function importDocs(url: string, docs: object[], index = INDEX, chunk = CHUNK): Promise<number> {
+  let last = -1;
+  for (let i = 0; i < docs.length; i += chunk) {
+    const r = await post(url, `/indexes/${index}/documents`, docs.slice(i, i + chunk));
+    if (r.status !== 202) throw new Error(`import answered ${r.status}: ${await r.text()}`);
+    last = ((await r.json()) as { taskUid: number }).taskUid;
+  }
+  return last;
+}
+
+/** Waits until task `uid` succeeded on the node at `url` (polling it with stale-tolerant reads). */
+async function processed(url: string, uid: number): Promise<number> {
+  for (;;) {
+    const r = await fetch(`${url}/tasks/${uid}`).catch(() => null);
+    if (r?.ok) {
+      const t = (await r.json()) as { status: string; error: unknown };
+      if (t.status === 'failed') throw new Error(`task ${uid} failed on ${url}: ${JSON.stringify(t.error)}`);
+      if (t.status === 'succeeded') return performance.now();
+    } else await r?.arrayBuffer();
+    await sleep(50);
+  }
+}
+
+async function withSingles<T>(count: number, flags: string[], fn: (nodes: NodeProcess[]) => Promise<T>): Promise<T> {
+  const dirs = Array.from({ length: count }, () => tempDir('trine-bench-cost-'));
+  const nodes: NodeProcess[] = [];
+  try {
+    for (const d of dirs) nodes.push(await spawnNode(flags, d));
+    return await fn(nodes);
+  } finally {
+    await Promise.all(nodes.map((n) => n.kill('SIGKILL')));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
+async function withCluster<T>(flags: string[], fn: (c: TestCluster, lead: number) => Promise<T>): Promise<T> {
+  const c = await TestCluster.start({ flags });
+  try {
+    return await fn(c, await c.waitForLeader());
+  } finally {
+    await c.stop();
+  }
+}
+
+export async function benchOverhead(docs: SynsetDoc[]): Promise<void> {
+  const importCpu = async (nodes: NodeProcess[]) => {
+    const before = nodes.map((n) => cpuSeconds(pidOf(n)));
+    const lasts = await Promise.all(nodes.map((n) => importDocs(n.url, docs)));
+    await Promise.all(nodes.map((n, i) => processed(n.url, lasts[i]!)));
+    return nodes.map((n, i) => cpuSeconds(pidOf(n)) - before[i]!);
+  };
+  const [single] = await withSingles(1, [], importCpu);
+  const side = await withSingles(3, [], importCpu);
+  const sideSum = side.reduce((a, b) => a + b, 0);
+  const cluster = await withCluster([], async (c, lead) => {
+    const nodes = [0, 1, 2].map((i) => c.nodes[i]!);
+    const before = nodes.map((n) => cpuSeconds(pidOf(n)));
+    const last = await importDocs(c.url(lead), docs);
+    await Promise.all([0, 1, 2].map((i) => processed(c.url(i), last)));
+    return nodes.map((n, i) => cpuSeconds(pidOf(n)) - before[i]!);
+  });
+  const total = cluster.reduce((a, b) => a + b, 0);
+  console.log(`replication overhead, import of ${docs.length} docs (CPU-seconds of the node processes, every thread):`);
+  console.log(`  single node alone:               ${single!.toFixed(1)} CPU-s (3 x = ${(3 * single!).toFixed(1)})`);
+  console.log(`  three single nodes side by side: ${sideSum.toFixed(1)} CPU-s (${side.map((x) => x.toFixed(1)).join(' + ')})`);
+  console.log(`  three-node cluster:              ${total.toFixed(1)} CPU-s (${cluster.map((x) => x.toFixed(1)).join(' + ')})`);
+  console.log(`  cluster / (3 x single alone) = ${(total / (3 * single!)).toFixed(2)}, cluster / (three side by side) = ${(total / sideSum).toFixed(2)}   target <= 1.10`);
+}
+
+export async function benchPinned(docs: SynsetDoc[]): Promise<void> {
+  const single = await withSingles(1, [], async ([n]) => {
+    pin(pidOf(n!), '0');
+    const start = performance.now();
+    await processed(n!.url, await importDocs(n!.url, docs));
+    return docs.length / ((performance.now() - start) / 1000);
+  });
+  const [leader, reported] = await withCluster([], async (c, lead) => {
+    for (const i of [0, 1, 2]) pin(pidOf(c.nodes[i]!), i === lead ? '0' : '1');
+    const tasks = Math.ceil(docs.length / CHUNK);
+    const start = performance.now();
+    const last = await importDocs(c.url(lead), docs);
+    // Processed by the leader (its own counter), then reported finished (once the followers have it too).
+    let onLeader = 0;
+    while ((await metricSum(c.url(lead), 'trine_tasks_finished_total')) < tasks) await sleep(20);
+    onLeader = performance.now();
+    const seen = await processed(c.url(lead), last);
+    return [docs.length / ((onLeader - start) / 1000), docs.length / ((seen - start) / 1000)];
+  });
+  console.log(`pinned with taskset: single node on core 0 ${single.toFixed(0)} docs/s`);
+  console.log(`  leader on core 0, followers on core 1: processed by the leader at ${leader.toFixed(0)} docs/s (${((100 * leader) / single).toFixed(0)}% of single)   target >= 80%`);
+  console.log(`  reported finished (the followers, sharing a core, have it too) at ${reported.toFixed(0)} docs/s (${((100 * reported) / single).toFixed(0)}% of single)`);
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+function search(url: string, body: Buffer, index = INDEX, headers: Record<string, string> = {}): Promise<number> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        method: 'POST',
+        path: `/indexes/${index}/search`,
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': body.length, ...headers },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', () => resolve(0));
+      },
+    );
+    req.on('error', () => resolve(0));
+    req.end(body);
+  });
+}
+
+/** Searches done by `clients` loops for `seconds`, and the CPU-seconds each of `pids` used meanwhile. */
+async function searchLoad(
+  url: string,
+  bodies: Buffer[],
+  clients: number,
+  seconds: number,
+  pids: number[],
+  headers: Record<string, string> = {},
+): Promise<{ n: number; cpu: number[] }> {
+  const before = pids.map(cpuSeconds);
+  const end = performance.now() + seconds * 1000;
+  let n = 0;
+  let failed = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, w) => {
+      for (let i = w; performance.now() < end; i += clients) {
+        if ((await search(url, bodies[i % bodies.length]!, INDEX, headers)) === 200) n++;
+        else failed++;
+      }
+    }),
+  );
+  if (failed > 0) throw new Error(`${failed} searches failed against ${url}`);
+  return { n, cpu: pids.map((p, i) => cpuSeconds(p) - before[i]!) };
+}
+
+/** CPU-seconds per second each process uses with no searches (Raft heartbeats, timers). */
+async function idleRates(pids: number[]): Promise<number[]> {
+  const from = pids.map(cpuSeconds);
+  await sleep(IDLE_SECONDS * 1000);
+  return pids.map((p, i) => (cpuSeconds(p) - from[i]!) / IDLE_SECONDS);
+}
+
+/**
+ * A single node and a three-node cluster side by side, loaded in turns (single, follower with
+ * consistent reads, follower with stale reads: the Trine-Read-Consistency header picks), so
+ * that the machine's other load weighs on each alike. What each process uses idle is subtracted.
+ */
+export async function benchReadCpu(docs: SynsetDoc[]): Promise<void> {
+  const sample = docs.slice(0, Math.min(docs.length, 20_000));
+  const words = pick(sample, 2000, rng(11)).map((d) => d.word.split(' ')[0]!);
+  const bodies = words.map((w) => Buffer.from(JSON.stringify({ q: w, limit: 10 })));
+  const levels = [...new Set([1, READ_CLIENTS])];
+  const rows: string[] = [];
+  await withSingles(1, [], async ([single]) =>
+    withCluster([], async (c, lead) => {
+      await processed(single!.url, await importDocs(single!.url, sample, INDEX, sample.length));
+      const last = await importDocs(c.url(lead), sample, INDEX, sample.length);
+      await Promise.all([0, 1, 2].map((i) => processed(c.url(i), last)));
+      const follower = [0, 1, 2].find((i) => i !== lead)!;
+      const other = [0, 1, 2].find((i) => i !== lead && i !== follower)!;
+      const clusterPids = [follower, lead, other].map((i) => pidOf(c.nodes[i]!));
+      const singleIdle = (await idleRates([pidOf(single!)]))[0]!;
+      const clusterIdle = await idleRates(clusterPids);
+      const runs: { name: string; url: string; pids: number[]; idle: number[]; headers: Record<string, string> }[] = [
+        { name: 'single node', url: single!.url, pids: [pidOf(single!)], idle: [singleIdle], headers: {} },
+        { name: 'follower, consistent reads', url: c.url(follower), pids: clusterPids, idle: clusterIdle, headers: { 'Trine-Read-Consistency': 'consistent' } },
+        { name: 'follower, stale reads', url: c.url(follower), pids: clusterPids, idle: clusterIdle, headers: { 'Trine-Read-Consistency': 'stale' } },
+      ];
+      for (const clients of levels) {
+        const totals = runs.map((r) => ({ n: 0, cpu: r.pids.map(() => 0), seconds: 0 }));
+        for (let round = 0; round < READ_ROUNDS; round++) {
+          for (const [k, r] of runs.entries()) {
+            await searchLoad(r.url, bodies, clients, 0.5, [], r.headers);
+            const got = await searchLoad(r.url, bodies, clients, READ_SECONDS / READ_ROUNDS, r.pids, r.headers);
+            totals[k]!.n += got.n;
+            totals[k]!.seconds += READ_SECONDS / READ_ROUNDS;
+            got.cpu.forEach((x, i) => (totals[k]!.cpu[i]! += Math.max(0, x - r.idle[i]! * (READ_SECONDS / READ_ROUNDS))));
+          }
+        }
+        const perSearch = totals.map((t) => t.cpu.map((x) => (x * 1e6) / Math.max(1, t.n)));
+        const base = perSearch[0]![0]!;
+        for (const [k, r] of runs.entries()) {
+          const [mine, leader, third] = perSearch[k]!;
+          const rate = totals[k]!.n / totals[k]!.seconds;
+          const extra = k === 0 ? '' : `, + ${leader!.toFixed(0)} us on the leader + ${third!.toFixed(0)} us on the other follower`;
+          rows.push(`  ${String(clients).padStart(2)} clients, ${r.name.padEnd(27)} ${mine!.toFixed(0).padStart(5)} us per search (${(mine! / base).toFixed(2)}x single)${extra}; ${rate.toFixed(0)}/s`);
+        }
+      }
+    }),
+  );
+  console.log(`CPU per search (${sample.length} docs, ${READ_SECONDS} s per figure in ${READ_ROUNDS} turns), target: follower with consistent reads <= 1.10x single:`);
+  for (const r of rows) console.log(r);
+}
+
+/** The sum of a metric's samples in a node's /metrics. */
+async function metricSum(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  let sum = 0;
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))) sum += Number(m[1]);
+  return sum;
+}
+
+/** A Prometheus sample from a node's /metrics. */
+async function metric(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : NaN;
+}
+
+export async function benchImportLoad(): Promise<void> {
+  for (const mode of (process.env['BENCH_IMPORT_READS'] ?? 'consistent,stale').split(',')) await importLoad(mode);
+}
+
+async function importLoad(mode: string): Promise<void> {
+  await withCluster(['--read-consistency', mode], async (c) => {
+    const lb = await startHaproxy(c.ports());
+    try {
+      await importDocs(lb.url, [{ id: 0, text: 'warm up' }], 'load');
+      // Reset each node's event-loop maximum (prom-client restarts it at every scrape).
+      for (const i of [0, 1, 2]) await metric(c.url(i), 'trine_nodejs_eventloop_lag_max_seconds');
+      const changes0 = await Promise.all([0, 1, 2].map((i) => metric(c.url(i), 'trine_raft_leader_changes_total')));
+      let importing = true;
+      const latencies: number[] = [];
+      let failed = 0;
+      const silence = [0, 0, 0];
+      const searcher = (async () => {
+        const body = Buffer.from(JSON.stringify({ q: 'document words', limit: 10 }));
+        while (importing) {
+          const t0 = performance.now();
+          const status = await search(lb.url, body, 'load');
+          if (status === 200 || status === 404) latencies.push(performance.now() - t0);
+          else failed++;
+          await sleep(50);
+        }
+      })();
+      const watchers = [0, 1, 2].map(async (i) => {
+        while (importing) {
+          const t0 = performance.now();
+          await fetch(`${c.url(i)}/cluster`).catch(() => null);
+          silence[i] = Math.max(silence[i]!, performance.now() - t0);
+          await sleep(100);
+        }
+      });
+      const start = performance.now();
+      for (let b = 0; b < IMPORT_BATCHES; b++) {
+        const docs = Array.from({ length: 20_000 }, (_, i) => ({ id: b * 20_000 + i, text: `document ${i} of batch ${b} with a handful of ordinary words` }));
+        const last = await importDocs(lb.url, docs, 'load', 20_000);
+        await processed(lb.url, last);
+      }
+      const seconds = (performance.now() - start) / 1000;
+      importing = false;
+      await Promise.all([searcher, ...watchers]);
+      const changes = await Promise.all([0, 1, 2].map((i) => metric(c.url(i), 'trine_raft_leader_changes_total')));
+      const stalls = await Promise.all([0, 1, 2].map((i) => metric(c.url(i), 'trine_nodejs_eventloop_lag_max_seconds')));
+      const lc = Math.max(...changes.map((x, i) => x - changes0[i]!));
+      console.log(`${mode} reads, during an import of ${IMPORT_BATCHES} x 20k docs through HAProxy (${seconds.toFixed(0)} s, ${((IMPORT_BATCHES * 20_000) / seconds).toFixed(0)} docs/s), one search every 50 ms through HAProxy:`);
+      console.log(`  search latency p50 ${pct(latencies, 50).toFixed(0)} ms, p99 ${pct(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms; ${failed} of ${latencies.length + failed} failed`);
+      console.log(`  leader changes: ${lc}   target 0`);
+      console.log(`  longest event-loop stall per node: ${stalls.map((s) => `${(s * 1000).toFixed(0)} ms`).join(', ')}; longest GET /cluster per node: ${silence.map((s) => `${s.toFixed(0)} ms`).join(', ')}`);
+    } finally {
+      await lb.stop();
+    }
+  });
+}
