@@ -212,16 +212,30 @@ export function recordFieldCount(buf: Uint8Array, fid: number): number {
   return 0;
 }
 
+// Searches decode the record of every candidate they rank closely (thousands per query): no
+// closure, no Buffer wrapper, and 32-bit arithmetic for the varints that fit in 28 bits.
 export function decodeRecord(bytes: Uint8Array, slab?: Slab): DocRecord {
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let at = 0;
   const get = (): number => {
-    let v = 0;
-    let shift = 0;
+    let b = bytes[at++]!;
+    if (b < 0x80) return b;
+    let v = b & 0x7f;
+    b = bytes[at++]!;
+    if (b < 0x80) return v | (b << 7);
+    v |= (b & 0x7f) << 7;
+    b = bytes[at++]!;
+    if (b < 0x80) return v | (b << 14);
+    v |= (b & 0x7f) << 14;
+    b = bytes[at++]!;
+    if (b < 0x80) return v | (b << 21);
+    v |= (b & 0x7f) << 21;
+    // Past 28 bits: float arithmetic, as the values may exceed 2^31.
+    let shift = 28;
+    let big = v;
     for (;;) {
-      const b = buf[at++]!;
-      v += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) return v;
+      b = bytes[at++]!;
+      big += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return big;
       shift += 7;
     }
   };
@@ -236,6 +250,6 @@ export function decodeRecord(bytes: Uint8Array, slab?: Slab): DocRecord {
     prev += get();
     tokens[i + 1] = prev;
   }
-  const rest = at < buf.length ? buf.subarray(at).toString() : '';
+  const rest = at < bytes.length ? Buffer.from(bytes.buffer, bytes.byteOffset + at, bytes.length - at).toString() : '';
   return { tokens, counts, values: rest ? (JSON.parse(rest) as Record<string, FieldValue[]>) : null };
 }
