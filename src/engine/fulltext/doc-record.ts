@@ -191,65 +191,63 @@ export function encodeRecord(rec: DocRecord): Buffer {
   return Buffer.concat([fixed, Buffer.from(JSON.stringify(rec.values))]);
 }
 
-/** Words of field `fid` in an encoded record, reading only its head. */
-export function recordFieldCount(buf: Uint8Array, fid: number): number {
-  let at = 0;
-  const get = (): number => {
-    let v = 0;
-    let shift = 0;
-    for (;;) {
-      const b = buf[at++]!;
+/**
+ * Reads the varints `put` writes, in order. Searches decode the record of every candidate
+ * they rank closely (thousands per query), so values under 2^28 take 32-bit arithmetic and
+ * only longer ones fall back to floats (fps reach 2^32).
+ */
+class VarintReader {
+  at = 0;
+
+  constructor(private readonly bytes: Uint8Array) {}
+
+  next(): number {
+    const bytes = this.bytes;
+    let b = bytes[this.at++]!;
+    if (b < 0x80) return b;
+    let v = b & 0x7f;
+    b = bytes[this.at++]!;
+    if (b < 0x80) return v | (b << 7);
+    v |= (b & 0x7f) << 7;
+    b = bytes[this.at++]!;
+    if (b < 0x80) return v | (b << 14);
+    v |= (b & 0x7f) << 14;
+    b = bytes[this.at++]!;
+    if (b < 0x80) return v | (b << 21);
+    v |= (b & 0x7f) << 21;
+    for (let shift = 28; ; shift += 7) {
+      b = bytes[this.at++]!;
       v += (b & 0x7f) * 2 ** shift;
       if (b < 0x80) return v;
-      shift += 7;
     }
-  };
-  get();
-  for (let n = get(); n > 0; n--) {
-    const c = get();
+  }
+}
+
+/** Words of field `fid` in an encoded record, reading only its head. */
+export function recordFieldCount(buf: Uint8Array, fid: number): number {
+  const r = new VarintReader(buf);
+  r.next();
+  for (let n = r.next(); n > 0; n--) {
+    const c = r.next();
     if (c >>> 16 === fid) return c & 0xffff;
   }
   return 0;
 }
 
-// Searches decode the record of every candidate they rank closely (thousands per query): no
-// closure, no Buffer wrapper, and 32-bit arithmetic for the varints that fit in 28 bits.
 export function decodeRecord(bytes: Uint8Array, slab?: Slab): DocRecord {
-  let at = 0;
-  const get = (): number => {
-    let b = bytes[at++]!;
-    if (b < 0x80) return b;
-    let v = b & 0x7f;
-    b = bytes[at++]!;
-    if (b < 0x80) return v | (b << 7);
-    v |= (b & 0x7f) << 7;
-    b = bytes[at++]!;
-    if (b < 0x80) return v | (b << 14);
-    v |= (b & 0x7f) << 14;
-    b = bytes[at++]!;
-    if (b < 0x80) return v | (b << 21);
-    v |= (b & 0x7f) << 21;
-    // Past 28 bits: float arithmetic, as the values may exceed 2^31.
-    let shift = 28;
-    let big = v;
-    for (;;) {
-      b = bytes[at++]!;
-      big += (b & 0x7f) * 2 ** shift;
-      if (b < 0x80) return big;
-      shift += 7;
-    }
-  };
-  const pairs = get();
-  const nCounts = get();
+  const r = new VarintReader(bytes);
+  const pairs = r.next();
+  const nCounts = r.next();
   const counts = new Uint32Array(nCounts);
-  for (let i = 0; i < nCounts; i++) counts[i] = get();
+  for (let i = 0; i < nCounts; i++) counts[i] = r.next();
   const tokens = slab ? slab.alloc(pairs * 2) : new Uint32Array(pairs * 2);
   let prev = 0;
   for (let i = 0; i < pairs * 2; i += 2) {
-    tokens[i] = get();
-    prev += get();
+    tokens[i] = r.next();
+    prev += r.next();
     tokens[i + 1] = prev;
   }
+  const at = r.at;
   const rest = at < bytes.length ? Buffer.from(bytes.buffer, bytes.byteOffset + at, bytes.length - at).toString() : '';
   return { tokens, counts, values: rest ? (JSON.parse(rest) as Record<string, FieldValue[]>) : null };
 }
