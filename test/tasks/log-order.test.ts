@@ -1,48 +1,26 @@
-import { rmSync } from 'node:fs';
-import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Engine } from '../../src/engine/engine.js';
-import { RocksStore } from '../../src/store/rocks-store.js';
 import { nextBatch } from '../../src/tasks/autobatcher.js';
 import type { Command } from '../../src/tasks/command.js';
-import { Executor } from '../../src/tasks/executor.js';
-import { TaskStateMachine } from '../../src/tasks/state-machine.js';
 import { TaskQueue } from '../../src/tasks/task-queue.js';
 import type { TaskSpec } from '../../src/tasks/task.js';
-import { tempDir } from '../helpers/node.js';
+import { deletionCommand, TaskNode } from '../helpers/task-node.js';
 
 /**
  * The state machine and executor driven by hand, command by command, as a log would: what a
  * node does depends only on the order of the commands, never on timing.
  */
-let dir: string;
-let store: RocksStore;
-let queue: TaskQueue;
-let sm: TaskStateMachine;
-let executor: Executor;
-let index = 0;
-
-const silent = { error() {}, info() {} };
+let node: TaskNode;
 
 beforeEach(async () => {
-  dir = tempDir('trine-log-order-');
-  store = await RocksStore.open(dir);
-  const engine = await Engine.open(store);
-  queue = new TaskQueue();
-  await queue.load(store);
-  sm = new TaskStateMachine(store, queue);
-  executor = new Executor(store, queue, engine, silent);
-  index = 0;
+  node = await TaskNode.open('trine-log-order-');
 });
 
 afterEach(async () => {
-  await executor.halt();
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  await node.close();
 });
 
 function apply(cmd: Command) {
-  return sm.apply(++index, cmd, { sync: false });
+  return node.apply(cmd);
 }
 
 function addDocs(indexUid: string, docs: object[]): Command {
@@ -66,11 +44,10 @@ function cancel(query: string): Command {
 }
 
 async function decideAndRun(): Promise<void> {
-  const plan = nextBatch(queue.queue());
+  const plan = nextBatch(node.queue.queue());
   if (!plan) return;
   await apply({ kind: 'batch', startedAt: Date.now(), taskUids: plan.taskUids, reason: plan.reason });
-  executor.kick();
-  await once(executor, 'idle');
+  await node.run();
 }
 
 describe('tasks applied in log order', () => {
@@ -84,12 +61,12 @@ describe('tasks applied in log order', () => {
     await apply(addDocs('movies', [{ id: 4 }]));
     await decideAndRun(); // the cancelation has priority
     await decideAndRun(); // then the rest
-    const status = (uid: number) => queue.get(uid)!.status;
+    const status = (uid: number) => node.queue.get(uid)!.status;
     expect(status(0)).toBe('succeeded');
     expect(status(1)).toBe('canceled');
     expect(status(2)).toBe('canceled');
-    expect(queue.get(1)!.canceledBy).toBe(3);
-    expect(queue.get(3)!.details).toMatchObject({ matchedTasks: 2, canceledTasks: 2, originalFilter: '?statuses=enqueued' });
+    expect(node.queue.get(1)!.canceledBy).toBe(3);
+    expect(node.queue.get(3)!.details).toMatchObject({ matchedTasks: 2, canceledTasks: 2, originalFilter: '?statuses=enqueued' });
     expect(status(4)).toBe('succeeded');
   });
 
@@ -99,11 +76,11 @@ describe('tasks applied in log order', () => {
     await apply(addDocs('a', [{ id: 3 }]));
     await apply(addDocs('b', [{ id: 1 }]));
     await decideAndRun();
-    expect([0, 1, 2].map((u) => queue.get(u)!.batchUid)).toEqual([0, 0, 0]);
-    expect(queue.get(3)!.status).toBe('enqueued');
+    expect([0, 1, 2].map((u) => node.queue.get(u)!.batchUid)).toEqual([0, 0, 0]);
+    expect(node.queue.get(3)!.status).toBe('enqueued');
     await decideAndRun();
-    expect(queue.get(3)!.batchUid).toBe(1);
-    const b = queue.batches.get(0)!;
+    expect(node.queue.get(3)!.batchUid).toBe(1);
+    const b = node.queue.batches.get(0)!;
     expect(b.stats).toMatchObject({ totalNbTasks: 3, status: { succeeded: 3 }, indexUids: { a: 3 } });
   });
 
@@ -112,61 +89,37 @@ describe('tasks applied in log order', () => {
     await apply({ kind: 'batch', startedAt: Date.now(), taskUids: [0], reason: 'first' });
     const dup = await apply({ kind: 'batch', startedAt: Date.now(), taskUids: [0], reason: 'again' });
     expect(dup).toEqual({ kind: 'batch', batchUid: null });
-    expect(queue.pending).toHaveLength(1);
+    expect(node.queue.pending).toHaveLength(1);
   });
 
   it('comes back after a restart with decided batches still to run', async () => {
     await apply(addDocs('a', [{ id: 1 }]));
     await apply({ kind: 'batch', startedAt: Date.now(), taskUids: [0], reason: 'decided' });
     const reloaded = new TaskQueue();
-    await reloaded.load(store);
+    await reloaded.load(node.store);
     expect(reloaded.pending.map((p) => p.taskUids)).toEqual([[0]]);
     expect(reloaded.get(0)!.status).toBe('enqueued');
-    expect(reloaded.appliedIndex).toBe(index);
+    expect(reloaded.appliedIndex).toBe(node.index);
   });
 });
 
 describe('cancelations and deletions on nodes at different points of their work', () => {
-  interface Node {
-    store: RocksStore;
-    queue: TaskQueue;
-    sm: TaskStateMachine;
-    executor: Executor;
-    dir: string;
-    index: number;
-  }
-  const nodes: Node[] = [];
+  const nodes: TaskNode[] = [];
 
-  async function makeNode(): Promise<Node> {
-    const d = tempDir('trine-log-pace-');
-    const st = await RocksStore.open(d);
-    const engine = await Engine.open(st);
-    const q = new TaskQueue();
-    await q.load(st);
-    const n = { store: st, queue: q, sm: new TaskStateMachine(st, q), executor: new Executor(st, q, engine, silent), dir: d, index: 0 };
+  async function makeNode(): Promise<TaskNode> {
+    const n = await TaskNode.open('trine-log-pace-');
     nodes.push(n);
     return n;
   }
 
   afterEach(async () => {
-    for (const n of nodes.splice(0)) {
-      await n.executor.halt();
-      await n.store.close();
-      rmSync(n.dir, { recursive: true, force: true });
-    }
+    for (const n of nodes.splice(0)) await n.close();
   });
 
-  const applyOn = (n: Node, cmd: Command) => n.sm.apply(++n.index, cmd, { sync: false });
-  async function runOn(n: Node): Promise<void> {
-    n.executor.kick();
-    await once(n.executor, 'idle');
-  }
-  const deletion = (query: string): Command => ({
-    kind: 'enqueue',
-    enqueuedAt: 1,
-    spec: { type: 'taskDeletion', indexUid: null, details: { matchedTasks: null, deletedTasks: null, originalFilter: query }, params: { op: 'deleteTasks', query } },
-  });
-  const view = (n: Node) => [...n.queue.tasks.values()].map((t) => ({ uid: t.uid, status: t.status, canceledBy: t.canceledBy, details: t.details }));
+  const applyOn = (n: TaskNode, cmd: Command) => n.apply(cmd);
+  const runOn = (n: TaskNode) => n.run();
+  const deletion = (query: string): Command => deletionCommand(query, 1);
+  const view = (n: TaskNode) => [...n.queue.tasks.values()].map((t) => ({ uid: t.uid, status: t.status, canceledBy: t.canceledBy, details: t.details }));
 
   it('match by status when they run, so a node that had finished a batch and one that had not end the same', async () => {
     const [ahead, behind] = [await makeNode(), await makeNode()];

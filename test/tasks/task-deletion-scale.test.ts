@@ -1,15 +1,8 @@
-import { rmSync } from 'node:fs';
-import { once } from 'node:events';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../../src/engine/engine.js';
-import { RocksStore } from '../../src/store/rocks-store.js';
-import type { Command } from '../../src/tasks/command.js';
-import { Executor } from '../../src/tasks/executor.js';
-import { TaskStateMachine } from '../../src/tasks/state-machine.js';
 import { TaskQueue } from '../../src/tasks/task-queue.js';
 import type { TaskRecord } from '../../src/tasks/task.js';
-import { tempDir } from '../helpers/node.js';
+import { deletionCommand, TaskNode } from '../helpers/task-node.js';
 
 /**
  * A queue at its limit deletes about a tenth of a million tasks in one batch, on every node at
@@ -20,14 +13,7 @@ const TASKS = 200_000;
 // Generous: a deletion that compares every task with every other takes minutes here.
 const MAX_STALL_MS = 1_500;
 
-let dir: string;
-let store: RocksStore;
-let queue: TaskQueue;
-let sm: TaskStateMachine;
-let executor: Executor;
-let index = 0;
-
-const silent = { error() {}, info() {} };
+let node: TaskNode;
 
 function finishedTask(uid: number): TaskRecord {
   return {
@@ -47,13 +33,8 @@ function finishedTask(uid: number): TaskRecord {
 }
 
 beforeAll(async () => {
-  dir = tempDir('trine-task-deletion-');
-  store = await RocksStore.open(dir);
-  const engine = await Engine.open(store);
-  queue = new TaskQueue();
-  await queue.load(store);
-  sm = new TaskStateMachine(store, queue);
-  executor = new Executor(store, queue, engine, silent);
+  node = await TaskNode.open('trine-task-deletion-');
+  const { store, queue } = node;
   // Finished tasks written as the executor leaves them, without running 200k batches.
   for (let from = 0; from < TASKS; from += 20_000) {
     const wb = store.batch();
@@ -69,30 +50,19 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await executor.halt();
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  await node?.close();
 });
-
-function deletion(query: string): Command {
-  return {
-    kind: 'enqueue',
-    enqueuedAt: Date.now(),
-    spec: { type: 'taskDeletion', indexUid: null, details: { matchedTasks: null, deletedTasks: null, originalFilter: query }, params: { op: 'deleteTasks', query } },
-  };
-}
 
 /** Registers and runs one deletion as the log would; returns the longest event-loop stall seen. */
 async function runDeletion(query: string): Promise<{ stallMs: number; task: TaskRecord }> {
   const h = monitorEventLoopDelay({ resolution: 10 });
   h.enable();
-  const r = await sm.apply(++index, deletion(query), { sync: false });
+  const r = await node.apply(deletionCommand(query));
   if (r.kind !== 'task') throw new Error('not registered');
-  await sm.apply(++index, { kind: 'batch', startedAt: Date.now(), taskUids: [r.task.uid], reason: 'deletion' }, { sync: false });
-  executor.kick();
-  await once(executor, 'idle');
+  await node.apply({ kind: 'batch', startedAt: Date.now(), taskUids: [r.task.uid], reason: 'deletion' });
+  await node.run();
   h.disable();
-  return { stallMs: h.max / 1e6, task: queue.get(r.task.uid)! };
+  return { stallMs: h.max / 1e6, task: node.queue.get(r.task.uid)! };
 }
 
 describe('deleting hundreds of thousands of tasks', () => {
@@ -101,8 +71,8 @@ describe('deleting hundreds of thousands of tasks', () => {
     const { stallMs, task } = await runDeletion(`?uids=${uids.join(',')}`);
     expect(task.status).toBe('succeeded');
     expect(task.details).toMatchObject({ matchedTasks: 100_000, deletedTasks: 100_000 });
-    expect(queue.get(0)).toBeUndefined();
-    expect(queue.get(1)).toBeDefined();
+    expect(node.queue.get(0)).toBeUndefined();
+    expect(node.queue.get(1)).toBeDefined();
     expect(stallMs).toBeLessThan(MAX_STALL_MS);
   });
 
@@ -110,10 +80,10 @@ describe('deleting hundreds of thousands of tasks', () => {
     const before = new Date(1_700_000_000_000 + TASKS).toISOString();
     const { stallMs, task } = await runDeletion(`?statuses=succeeded,failed,canceled&beforeEnqueuedAt=${before}`);
     expect(task.details).toMatchObject({ matchedTasks: 100_000, deletedTasks: 100_000 });
-    for (let uid = 0; uid < TASKS; uid += 9_999) expect(queue.get(uid)).toBeUndefined();
+    for (let uid = 0; uid < TASKS; uid += 9_999) expect(node.queue.get(uid)).toBeUndefined();
     // Gone from the store too: a restart does not bring them back.
     const reloaded = new TaskQueue();
-    await reloaded.load(store);
+    await reloaded.load(node.store);
     expect([...reloaded.tasks.keys()].filter((u) => u < TASKS)).toEqual([]);
     expect(stallMs).toBeLessThan(MAX_STALL_MS);
   });
