@@ -44,13 +44,19 @@ export function jsonDepthExceeded(text: string, max = MAX_JSON_DEPTH, perLine = 
 }
 
 function positionOf(text: string, index: number): DepthExceeded {
+  const { line, lineStart } = lineAt(text, index);
+  return { line, column: index - lineStart + 1 };
+}
+
+/** The 1-based line holding `text[index]` (or the end, when `index` is the length) and where that line starts. */
+export function lineAt(text: string, index: number): { line: number; lineStart: number } {
   let line = 1;
   let lineStart = 0;
   for (let i = text.indexOf('\n'); i !== -1 && i < index; i = text.indexOf('\n', i + 1)) {
     line++;
     lineStart = i + 1;
   }
-  return { line, column: index - lineStart + 1 };
+  return { line, lineStart };
 }
 
 /** The parser's words for a too-deep text, as the reference's parser words them. */

@@ -8,7 +8,7 @@
 // error about a character not yet consumed (a peek) counts that character, one found after
 // consuming it counts up to it, and the end of the text counts every byte.
 
-import { MAX_JSON_DEPTH } from './json-depth.js';
+import { lineAt, MAX_JSON_DEPTH } from './json-depth.js';
 
 class Failure {
   constructor(
@@ -207,11 +207,8 @@ class Scanner {
 
 /** `at line L column C` for the position after the first `prefix` characters of `text`. */
 export function serdePosition(text: string, prefix: number): string {
-  const before = text.slice(0, prefix);
-  const lastNewline = before.lastIndexOf('\n');
-  let line = 1;
-  for (let k = before.indexOf('\n'); k !== -1; k = before.indexOf('\n', k + 1)) line++;
-  return `at line ${line} column ${Buffer.byteLength(before.slice(lastNewline + 1))}`;
+  const { line, lineStart } = lineAt(text, prefix);
+  return `at line ${line} column ${Buffer.byteLength(text.slice(lineStart, prefix))}`;
 }
 
 /** The first syntax error of `text` as serde_json words it, or null when the text is valid JSON. */
