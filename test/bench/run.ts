@@ -2,12 +2,14 @@
 import { runClusterBench } from './cluster.js';
 import { runEmbedBench } from './embed.js';
 import { runFilterBench } from './filters.js';
+import { runLongDocsBench } from './longdocs.js';
 import { runScaleBench } from './scale.js';
 import { runSearchBench } from './search.js';
 import { runVectorBench } from './vectors.js';
 
 const SUITES: Record<string, () => Promise<void>> = {
   search: runSearchBench,
+  longdocs: runLongDocsBench,
   filters: runFilterBench,
   cluster: runClusterBench,
   vectors: runVectorBench,

@@ -4,9 +4,9 @@
 // settled, query latencies per kind over HTTP, and a restart after kill -9 timed to the
 // first answered search.
 
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { spawnNode, tempDir } from '../helpers/node.js';
+import { diskSize, misspell, pct, post, procStatus, waitTask } from './bench-util.js';
 import { ScaleCorpus } from './scale-corpus.js';
 import { pick, rng } from './wordnet.js';
 
@@ -15,55 +15,8 @@ const BATCH = Number(process.env['BENCH_BATCH'] ?? 50_000);
 const QUERIES = Number(process.env['BENCH_QUERIES'] ?? 300);
 const INDEX = 'scale';
 
-function status(pid: number, field: 'VmHWM' | 'VmRSS'): number {
-  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : NaN;
-}
-
-function diskSize(dir: string): number {
-  let total = 0;
-  for (const f of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, f.name);
-    try {
-      total += f.isDirectory() ? diskSize(p) : statSync(p).size;
-    } catch {
-      // removed by a compaction while listed
-    }
-  }
-  return total;
-}
-
-function pct(times: readonly number[], p: number): number {
-  if (times.length === 0) return NaN;
-  const s = [...times].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
-}
-
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
-
-async function post(url: string, path: string, body: unknown, type = 'application/json'): Promise<Response> {
-  return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': type }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-}
-
-async function waitTask(url: string, uid: number): Promise<void> {
-  for (;;) {
-    const t = (await (await fetch(`${url}/tasks/${uid}`)).json()) as { status: string; error: unknown };
-    if (t.status === 'succeeded') return;
-    if (t.status === 'failed' || t.status === 'canceled') throw new Error(`task ${uid} ${t.status}: ${JSON.stringify(t.error)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** A misspelling of `w` that keeps its first letter: a deletion, a swap or a substitution. */
-function misspell(w: string, r: () => number): string {
-  const i = 1 + Math.floor(r() * (w.length - 1));
-  const kind = Math.floor(r() * 3);
-  if (kind === 0) return w.slice(0, i) + w.slice(i + 1);
-  if (kind === 1 && i + 1 < w.length) return w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2);
-  const c = 'aeiou'.replace(w[i]!, '')[Math.floor(r() * 4)] ?? 'e';
-  return w.slice(0, i) + c + w.slice(i + 1);
-}
 
 /** Sends a search every 50 ms (and a task poll and /health) until stopped; their latencies. */
 function background(url: string, words: string[]): { stop(): Promise<{ search: number[]; tasks: number[]; health: number[] }> } {
@@ -138,12 +91,12 @@ export async function runScaleBench(): Promise<void> {
       const res = await post(url, `/indexes/${INDEX}/documents?primaryKey=id`, lines.join('\n'), 'application/x-ndjson');
       last = ((await res.json()) as { taskUid: number }).taskUid;
     }
-    await waitTask(url, last);
+    await waitTask(url, last, 50);
     const importS = (performance.now() - t0) / 1000;
     const during = await bg.stop();
-    const peak = status(node.proc.pid!, 'VmHWM');
+    const peak = procStatus(node.proc.pid!, 'VmHWM');
     await new Promise((res) => setTimeout(res, 10_000));
-    const settled = status(node.proc.pid!, 'VmRSS');
+    const settled = procStatus(node.proc.pid!, 'VmRSS');
     console.log(`corpus: ${DOCS} documents of 30-60 words (scale-corpus.ts), ${BATCH}-document NDJSON batches`);
     console.log(`import: ${(DOCS / importS).toFixed(0)} docs/s (${importS.toFixed(1)} s)  target ≥ 25000 docs/s`);
     console.log(`peak RSS during import: ${gib(peak)}  target ≤ 2 GiB; settled RSS: ${gib(settled)}  target ≤ 1.2 GiB; on disk ${mib(diskSize(dir))}`);
@@ -180,7 +133,7 @@ export async function runScaleBench(): Promise<void> {
       await new Promise((res2) => setTimeout(res2, 20));
     }
     const restart = (performance.now() - k0) / 1000;
-    console.log(`kill -9, restart, first answered search: ${restart.toFixed(2)} s  target ≤ 3 s; RSS after restart ${gib(status(node.proc.pid!, 'VmRSS'))}`);
+    console.log(`kill -9, restart, first answered search: ${restart.toFixed(2)} s  target ≤ 3 s; RSS after restart ${gib(procStatus(node.proc.pid!, 'VmRSS'))}`);
   } finally {
     await node.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });

@@ -6,12 +6,13 @@
 // to its health check and first search. MiniSearch (fuzzy 0.2, prefix) answers the same queries in this
 // process on the same documents, for comparison.
 
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import MiniSearch from 'minisearch';
 import { TypoMatcher, typoBudget } from '../../src/engine/tokenizer/index.js';
 import { spawnNode } from '../helpers/node.js';
+import { diskSize, procStatus, timing, waitTask, type Timing } from './bench-util.js';
 import { loadMisspellings, loadSynsets, pick, rng, type SynsetDoc } from './wordnet.js';
 
 const QUERIES = Number(process.env['BENCH_QUERIES'] ?? 1000);
@@ -20,48 +21,9 @@ const MINI_QUERIES = Number(process.env['BENCH_MINI_QUERIES'] ?? 200);
 const INDEX = 'wordnet';
 const TOP = 10;
 
-/** Peak resident memory of a process so far (Linux), in bytes. */
-function peakRss(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : NaN;
-}
-
-function diskSize(dir: string): number {
-  let total = 0;
-  for (const f of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, f.name);
-    total += f.isDirectory() ? diskSize(p) : statSync(p).size;
-  }
-  return total;
-}
-
-async function waitTask(url: string, uid: number): Promise<void> {
-  for (;;) {
-    const t = (await (await fetch(`${url}/tasks/${uid}`)).json()) as { status: string; error: unknown };
-    if (t.status === 'succeeded') return;
-    if (t.status === 'failed' || t.status === 'canceled') throw new Error(`task ${uid} ${t.status}: ${JSON.stringify(t.error)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
 interface Kind {
   name: string;
   queries: string[];
-}
-
-interface Timing {
-  p50: number;
-  p95: number;
-  p99: number;
-}
-
-function timing(times: number[]): Timing {
-  const s = [...times].sort((a, b) => a - b);
-  return { p50: percentile(s, 50), p95: percentile(s, 95), p99: percentile(s, 99) };
 }
 
 function headwords(h: { word?: unknown; synonyms?: unknown }): string[] {
@@ -145,7 +107,7 @@ export async function runSearchBench(): Promise<void> {
       await new Promise((r) => setTimeout(r, 10));
     }
     const importS = (performance.now() - t0) / 1000;
-    const rss = peakRss(node.proc.pid!);
+    const rss = procStatus(node.proc.pid!, 'VmHWM');
     console.log(
       `import: ${docs.length} documents in ${importS.toFixed(1)} s (${Math.round(docs.length / importS)} docs/s; target ≤ 15 s), ` +
         `peak RSS ${(rss / 2 ** 20).toFixed(0)} MiB (target ≤ 1024), size on disk ${(diskSize(dir) / 2 ** 20).toFixed(0)} MiB`,
