@@ -24,7 +24,7 @@ const IDS_OUT = process.env['BENCH_IDS_OUT'];
 const BATCH = 20_000;
 const TOP = 10;
 
-interface Kind {
+export interface Kind {
   name: string;
   queries: string[];
 }
@@ -36,7 +36,7 @@ function nameWords(c: LongCorpus, d: LongDoc): string[] {
   return words(d[c.name === 'dictionary' ? c.title : 'summary']);
 }
 
-function queryKinds(c: LongCorpus): { kinds: Kind[]; intended: Map<string, string> } {
+export function queryKinds(c: LongCorpus): { kinds: Kind[]; intended: Map<string, string> } {
   const r = rng(20261126);
   const vocabulary = new Set<string>();
   for (const d of c.docs) for (const f of c.fields) for (const w of words(d[f])) vocabulary.add(w);

@@ -67,7 +67,9 @@ function maxProximity(ctx: RankingContext, level: Level, paths: Uint32Array | nu
 export const proximityRule: RankingRule = {
   name: 'proximity',
   isSort: false,
-  usesMatches: true,
+  // Positions come from the posting lists (many documents) or from each document's record
+  // (OccurrenceFinder fills that document's aggregates itself): no aggregates are read.
+  usesMatches: false,
   constant(ctx, docs) {
     const one = singleUnit(ctx, docs);
     return one ? extraWords(ctx.units[one.unit]!) : null;

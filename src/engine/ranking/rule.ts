@@ -25,6 +25,8 @@ export interface RankingContext {
   occurrences(d: number): DocOccurrences;
   /** Fills whatever the rules read for these documents (called before every cost pass). */
   prepare(docs: Uint32Array): void;
+  /** Fills at least the typo counts of these documents (cheaper than `prepare` for many). */
+  prepareTypos(docs: Uint32Array): void;
   /** The level all these documents share, or null when they differ. */
   commonLevel(docs: Uint32Array): Level | null;
   /**

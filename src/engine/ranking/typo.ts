@@ -43,7 +43,8 @@ function budgetOf(tiling: readonly Unit[]): number {
 export const typoRule: RankingRule = {
   name: 'typo',
   isSort: false,
-  usesMatches: true,
+  // Only typo counts are read: costs() fills those alone (see MatchTable.fillTypos).
+  usesMatches: false,
   constant(ctx, docs) {
     const one = singleUnit(ctx, docs);
     return one && ctx.units[one.unit]!.maxTypo === 0 ? 0 : null;
@@ -51,6 +52,7 @@ export const typoRule: RankingRule = {
   costs(ctx, docs) {
     const one = singleUnit(ctx, docs);
     if (one && ctx.units[one.unit]!.maxTypo === 0) return ctx.scratch.ints(docs.length);
+    ctx.prepareTypos(docs);
     if (one) {
       const t = ctx.table!;
       const out = ctx.scratch.ints(docs.length);

@@ -114,15 +114,34 @@ function livePosting(state: IndexState, id: number): Posting {
   return postingOf(state, id);
 }
 
-/** Documents where `left` is directly followed by `right`, memoized per state. */
-function pairFrequency(state: IndexState, left: string, right: string): number {
+/** Split postings kept per state, over all pairs: 2 M entries (16 MB) at most. */
+const PAIR_CACHE_ENTRIES = 2_000_000;
+const PAIR_BUDGET = 'pair:budget';
+
+/**
+ * Documents (and start positions) where `left` is directly followed by `right`. Every
+ * query word tries its splits, and short words split into the most frequent words there
+ * are: the lists are kept per state (within a budget), their counts always.
+ */
+function pairPosting(state: IndexState, left: string, right: string): Posting {
   const key = `pair:${left}\u0000${right}`;
-  let n = state.memo.get(key) as number | undefined;
-  if (n === undefined) {
-    n = phrasePosting(state, [left, right]).ndocs;
-    state.memo.set(key, n);
-  }
-  return n;
+  const kept = state.memo.get(key) as Posting | number | undefined;
+  if (kept !== undefined && typeof kept !== 'number') return kept;
+  const p = phrasePosting(state, [left, right]);
+  const budget = (state.memo.get(PAIR_BUDGET) as { entries: number } | undefined) ?? { entries: 0 };
+  if (budget.entries + p.docs.length <= PAIR_CACHE_ENTRIES) {
+    budget.entries += p.docs.length;
+    state.memo.set(PAIR_BUDGET, budget);
+    state.memo.set(key, p);
+  } else state.memo.set(key, p.ndocs);
+  return p;
+}
+
+/** Documents where `left` is directly followed by `right`. */
+function pairFrequency(state: IndexState, left: string, right: string): number {
+  const kept = state.memo.get(`pair:${left}\u0000${right}`) as Posting | number | undefined;
+  if (kept === undefined) return pairPosting(state, left, right).ndocs;
+  return typeof kept === 'number' ? kept : kept.ndocs;
 }
 
 /** Best split of a word into two adjacent indexed words, by how often the pair occurs. */
@@ -224,7 +243,7 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
   }
   const split = bestSplit(state, word, spec.ngramWords);
   if (split) {
-    sources.push({ posting: phrasePosting(state, split), typo: 1, exact: false, wordId: -1 });
+    sources.push({ posting: pairPosting(state, split[0], split[1]), typo: 1, exact: false, wordId: -1 });
     hl.phrases.push(split);
   }
   const key = spec.ngramWords ? spec.ngramWords.join(' ') : word;

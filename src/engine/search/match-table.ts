@@ -134,7 +134,9 @@ export class MatchTable {
       buffers.release();
       throw e;
     }
-    this.everyField = opts.weights.every((w, f) => w >= 0 || state.rules.weight(f) < 0) && state.rules.weightTable().every((w) => w >= 0);
+    // Records (and so posting lists) hold searchable fields only, and a settings change
+    // rebuilds them: every searchable field searched means every occurrence counts.
+    this.everyField = opts.weights.every((w, f) => w >= 0 || state.rules.weight(f) < 0);
     this.anyExactField = opts.exactFields.some((x) => x === 1);
     try {
       const keptKey = eager ? this.scanKey() : null;
@@ -385,6 +387,36 @@ export class MatchTable {
     }
   }
 
+  /**
+   * Fills only the typo count of these documents' slots, from the distinct documents of each
+   * source (fewest typos first), without reading a position: what the typo rule needs for a
+   * bucket of thousands of long documents, where the full aggregates would read every
+   * occurrence. The other aggregates are left at their worst value, so that a later full
+   * fill (which merges by minimum at the same typo count) writes the real ones. Returns false,
+   * touching nothing, where a source's typo count depends on the field of an occurrence
+   * (restricted fields, exact-only fields, excluded documents): the caller fills fully then.
+   */
+  fillTypos(docs: Uint32Array, units: readonly Unit[] = this.units): boolean {
+    if (this.full || units.every((u) => this.scanned[u.id])) return true;
+    if (!this.everyField || this.opts.excluded !== null) return false;
+    if (this.anyExactField && units.some((u) => u.sources.some((s) => s.typo > 0))) return false;
+    const { agg, U } = this;
+    for (const u of units) {
+      if (this.scanned[u.id]) continue;
+      const sources = [...u.sources].sort((a, b) => a.typo - b.typo);
+      for (const src of sources) {
+        const unfilled = (TYPO_MASK_FILL | ((src.typo + u.baseTypo + 1) & TYPO_MASK)) >>> 0;
+        const list = distinctDocs(src.posting);
+        const visit = (d: number): void => {
+          const slot = d * U + u.id;
+          if ((agg[slot]! & TYPO_MASK) === 0) agg[slot] = unfilled;
+        };
+        intersectSorted(docs, list, visit);
+      }
+    }
+    return true;
+  }
+
   /** The same aggregates as the posting scan, from the document's own record. */
   private fillFromRecord(d: number): void {
     this.fillPass(d, false);
@@ -501,6 +533,54 @@ export class MatchTable {
       blocks[i] = 0;
     }
     this.buffers.release();
+  }
+}
+
+/** A slot with a typo count and the worst position and attribute costs: see fillTypos. */
+const TYPO_MASK_FILL = ((POS_MASK << POS_SHIFT) | (FID_MAX << FID_SHIFT)) >>> 0;
+
+/** First index of `xs` at or after `from` holding a value ≥ v (galloping, then binary search). */
+function gallop(xs: Uint32Array, v: number, from: number): number {
+  let step = 1;
+  let hi = from;
+  while (hi < xs.length && xs[hi]! < v) {
+    from = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  if (hi > xs.length) hi = xs.length;
+  while (from < hi) {
+    const mid = (from + hi) >>> 1;
+    if (xs[mid]! < v) from = mid + 1;
+    else hi = mid;
+  }
+  return from;
+}
+
+/** Calls `visit` for every value in both ascending arrays, walking the shorter one. */
+function intersectSorted(a: Uint32Array, b: Uint32Array, visit: (d: number) => void): void {
+  const [small, large] = a.length <= b.length ? [a, b] : [b, a];
+  if (large.length > 8 * small.length) {
+    let j = 0;
+    for (let i = 0; i < small.length && j < large.length; i++) {
+      const d = small[i]!;
+      j = gallop(large, d, j);
+      if (large[j] === d) visit(d);
+    }
+    return;
+  }
+  let i = 0;
+  let j = 0;
+  while (i < small.length && j < large.length) {
+    const x = small[i]!;
+    const y = large[j]!;
+    if (x < y) i++;
+    else if (y < x) j++;
+    else {
+      visit(x);
+      i++;
+      j++;
+    }
   }
 }
 

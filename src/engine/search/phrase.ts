@@ -176,8 +176,3 @@ function sameFieldPosting(parts: readonly { p: Posting; off: number }[]): Postin
   if (outDocs.length === 0) return EMPTY_POSTING;
   return { docs: Uint32Array.from(outDocs), fps: Uint32Array.from(outFps), ndocs };
 }
-
-/** Documents where `left` is immediately followed by `right` (for word splitting). */
-export function pairFrequency(state: IndexState, left: string, right: string): number {
-  return phrasePosting(state, [left, right]).ndocs;
-}

@@ -140,6 +140,8 @@ function filterUniverse(docids: Uint32Array, excluded: Uint8Array | null): Uint3
 const NO_LEVEL = 255;
 /** From this many documents on, pair proximities come from the posting lists. */
 const BULK_PAIR_DOCS = 1024;
+/** From this many documents on, the typo rule fills typo counts alone (MatchTable.fillTypos). */
+const TYPO_FILL_DOCS = 256;
 class Context implements RankingContext {
   private readonly levelCache = new Map<number, Level | null>();
   private readonly memos = new Map<string, unknown>();
@@ -256,6 +258,14 @@ class Context implements RankingContext {
     if (!this.table) return;
     const level = this.commonLevel(docs);
     this.table.ensure(docs, level ? level.units.map((f) => f.unit) : this.units);
+  }
+
+  prepareTypos(docs: Uint32Array): void {
+    if (!this.table) return;
+    const level = this.commonLevel(docs);
+    const units = level ? level.units.map((f) => f.unit) : this.units;
+    // A few documents read their records faster than every source's document list.
+    if (docs.length < TYPO_FILL_DOCS || !this.table.fillTypos(docs, units)) this.table.ensure(docs, units);
   }
 
   commonLevel(docs: Uint32Array): Level | null {
