@@ -84,6 +84,8 @@ function distinctDocs(p: Posting): Uint32Array {
 const DONE = 0x80000000;
 /** Above this many documents at once, reading every posting list beats reading records. */
 const FULL_SCAN_DOCS = 4096;
+/** From this many documents on, their entries are read from the posting lists rather than their records. */
+const POSTING_FILL_DOCS = 256;
 
 /**
  * Which units each document matches (`mask`, one bit per unit) and, per (document,
@@ -112,6 +114,8 @@ export class MatchTable {
   private readonly fwc: (Uint16Array | undefined)[] = [];
 
   private readonly buffers: MatchBuffers;
+  /** While set, posting scans read only these documents' entries (ascending docids). */
+  private only: Uint32Array | null = null;
 
   constructor(
     readonly state: IndexState,
@@ -292,12 +296,16 @@ export class MatchTable {
       const docs = src.posting.docs;
       const fps = src.posting.fps;
       const exactSrc = src.exact;
+      // Entry ranges to read: the whole list, or those of the documents being filled.
+      const ranges = this.only === null ? null : entryRanges(docs, this.only);
+      const nr = ranges === null ? 2 : ranges.length;
       if (listed && exactSrc && !src.prefixList) {
         // The exact word of an indexed prefix: its documents are already marked with their
         // costs; only the exactness flags are left to add, once per (document, field).
         let lastD = -1;
         let lastF = -1;
-        for (let i = 0; i < docs.length; i++) {
+        for (let r = 0; r < nr; r += 2)
+        for (let i = ranges === null ? 0 : ranges[r]!, e = ranges === null ? docs.length : ranges[r + 1]!; i < e; i++) {
           const d = docs[i]!;
           const fp = fps[i]!;
           const f = fp >>> 16;
@@ -321,7 +329,8 @@ export class MatchTable {
       }
       const tt = src.typo + u.baseTypo + 1;
       const typoSource = src.typo > 0;
-      for (let i = 0; i < docs.length; i++) {
+      for (let r = 0; r < nr; r += 2)
+      for (let i = ranges === null ? 0 : ranges[r]!, e = ranges === null ? docs.length : ranges[r + 1]!; i < e; i++) {
         const d = docs[i]!;
         if (excluded !== null && excluded[d] === 1) continue;
         const fp = fps[i]!;
@@ -380,11 +389,37 @@ export class MatchTable {
       this.full = this.scanned.every(Boolean);
       return;
     }
+    if (docs.length >= POSTING_FILL_DOCS) {
+      this.fillFromPostings(docs);
+      return;
+    }
     for (let i = 0; i < docs.length; i++) {
       const d = docs[i]!;
       const m = this.mask[d]!;
       if (m !== 0 && (m & DONE) === 0) this.fillFromRecord(d);
     }
+  }
+
+  /**
+   * The same aggregates as reading these documents' records, read from the posting lists
+   * instead, entry ranges found by galloping: a long document's record holds every word of
+   * it, while the lists hold only the query's words.
+   */
+  private fillFromPostings(docs: ArrayLike<number>): void {
+    const todo: number[] = [];
+    for (let i = 0; i < docs.length; i++) {
+      const d = docs[i]!;
+      const m = this.mask[d]!;
+      if (m !== 0 && (m & DONE) === 0) todo.push(d);
+    }
+    if (todo.length === 0) return;
+    this.only = Uint32Array.from(todo);
+    try {
+      for (const u of this.units) if (!this.scanned[u.id]) this.scanUnit(u);
+    } finally {
+      this.only = null;
+    }
+    for (const d of todo) this.mask[d] = (this.mask[d]! | DONE) >>> 0;
   }
 
   /**
@@ -555,6 +590,41 @@ function gallop(xs: Uint32Array, v: number, from: number): number {
     else hi = mid;
   }
   return from;
+}
+
+/**
+ * [start, end) pairs of the entries of `list` (ascending docids, a document's entries
+ * together) that belong to `docs` (ascending).
+ */
+function entryRanges(list: Uint32Array, docs: Uint32Array): number[] {
+  const out: number[] = [];
+  if (list.length > 8 * docs.length) {
+    let j = 0;
+    for (let i = 0; i < docs.length && j < list.length; i++) {
+      const d = docs[i]!;
+      j = gallop(list, d, j);
+      if (list[j] !== d) continue;
+      const start = j;
+      while (j < list.length && list[j] === d) j++;
+      out.push(start, j);
+    }
+    return out;
+  }
+  let i = 0;
+  let j = 0;
+  while (i < docs.length && j < list.length) {
+    const d = docs[i]!;
+    const l = list[j]!;
+    if (d < l) i++;
+    else if (l < d) j++;
+    else {
+      const start = j;
+      while (j < list.length && list[j] === d) j++;
+      out.push(start, j);
+      i++;
+    }
+  }
+  return out;
 }
 
 /** Calls `visit` for every value in both ascending arrays, walking the shorter one. */
