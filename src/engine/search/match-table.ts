@@ -299,13 +299,13 @@ export class MatchTable {
       // Entry ranges to read: the whole list, or those of the documents being filled.
       const ranges = this.only === null ? null : entryRanges(docs, this.only);
       const nr = ranges === null ? 2 : ranges.length;
-      if (listed && exactSrc && !src.prefixList) {
+      if (listed && exactSrc && !src.prefixList && ranges === null) {
         // The exact word of an indexed prefix: its documents are already marked with their
         // costs; only the exactness flags are left to add, once per (document, field).
+        // (Filling chosen documents, it counts like any source, as their records would.)
         let lastD = -1;
         let lastF = -1;
-        for (let r = 0; r < nr; r += 2)
-        for (let i = ranges === null ? 0 : ranges[r]!, e = ranges === null ? docs.length : ranges[r + 1]!; i < e; i++) {
+        for (let i = 0; i < docs.length; i++) {
           const d = docs[i]!;
           const fp = fps[i]!;
           const f = fp >>> 16;
