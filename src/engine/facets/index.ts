@@ -6,7 +6,7 @@ import { CompositeIndex } from '../structures/composite-index.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
 import type { RankingRule } from '../ranking/rule.js';
 import { FilterError } from '../filter/errors.js';
-import { FilterEvaluator } from '../filter/evaluate.js';
+import { FilterEvaluator, type ForeignFilters } from '../filter/evaluate.js';
 import { vectorFactsOf } from '../vector/vector-facts.js';
 import { parseFilter, type FilterParseOptions } from '../filter/filter-tree.js';
 import { Bitmap } from './bitmap.js';
@@ -66,6 +66,24 @@ export function filterMask(h: IndexHandle, filter: unknown, opts: FilterOptions,
 export interface FilterOptions extends FilterParseOptions {
   /** Search routes prefix evaluation errors (not syntax errors) with ``Index `uid`: ``. */
   indexPrefix?: boolean;
+  /** The other indexes by uid, for `_foreign(…)` (throws `index_not_found`); without it no field is a foreign key. */
+  foreignIndex?: (uid: string) => IndexHandle;
+}
+
+/** `_foreign(…)` over the indexes `foreignIndex` gives: one level only, so the foreign filter has none. */
+function foreignFilters(h: IndexHandle, foreignIndex: ((uid: string) => IndexHandle) | undefined): ForeignFilters | null {
+  if (!foreignIndex) return null;
+  return {
+    keys: h.meta.settings.foreignKeys,
+    matchingIds(uid, node) {
+      const f = foreignIndex(uid);
+      const matched = new FilterEvaluator(facetStateOf(f), f.meta.settings.filterableAttributes, vectorFactsOf(f)).evaluate(node);
+      const ids: string[] = [];
+      if (matched.isEmpty()) return ids;
+      for (const [id, docid] of f.ext) if (matched.has(docid)) ids.push(id);
+      return ids.sort();
+    },
+  };
 }
 
 /**
@@ -77,7 +95,7 @@ export function filterBitmap(h: IndexHandle, filter: unknown, opts: FilterOption
   const node = parseFilter(filter, opts);
   if (!node) return null;
   try {
-    return new FilterEvaluator(facetStateOf(h), h.meta.settings.filterableAttributes, vectorFactsOf(h)).evaluate(node);
+    return new FilterEvaluator(facetStateOf(h), h.meta.settings.filterableAttributes, vectorFactsOf(h), foreignFilters(h, opts.foreignIndex)).evaluate(node);
   } catch (e) {
     if (!(e instanceof FilterError)) throw e;
     const err = e.toApiError(opts.code);

@@ -15,6 +15,13 @@ import { evaluateVectorFilter, isVectorField, type VectorFacts } from './vector-
 
 type Rules = readonly (string | FilterableAttributeRule)[];
 
+/** What `_foreign(field, filter)` needs: the index's foreign keys, and the other indexes' documents. */
+export interface ForeignFilters {
+  keys: readonly { foreignIndexUid: string; fieldName: string }[];
+  /** The ids of the documents of index `uid` that `filter` selects, under that index's own rules. */
+  matchingIds(uid: string, filter: FilterNode): string[];
+}
+
 function tokenError(t: Token, message: string): FilterError {
   return new FilterError(message, t.span, t.source);
 }
@@ -60,6 +67,8 @@ export class FilterEvaluator {
     private readonly rules: Rules,
     /** The index's embeddings, for `_vectors` filters. */
     private readonly vectors: VectorFacts | null = null,
+    /** For `_foreign(…)`; without it, no field counts as a foreign key. */
+    private readonly foreign: ForeignFilters | null = null,
   ) {
     this.cap = state.capacity();
   }
@@ -109,7 +118,34 @@ export class FilterEvaluator {
         return this.geoBoundingBox(node);
       case 'geoPolygon':
         return this.geoPolygon(node);
+      case 'foreign':
+        return this.foreignKey(node, hint);
     }
+  }
+
+  /**
+   * `_foreign(field, filter)`, as the reference runs it: the filter selects documents of the
+   * foreign index, and their ids become `"field" IN [ids]` on this index, which must let the
+   * field be filtered (errors then point into that written-out condition).
+   */
+  private foreignKey(node: Extract<FilterNode, { type: 'foreign' }>, hint: Bitmap | null): Bitmap {
+    const field = node.field.value;
+    const key = this.foreign?.keys.find((k) => k.fieldName === field);
+    if (!this.foreign || !key) throw tokenError(node.field, `Field \`${field}\` is not a foreign key`);
+    const ids = this.foreign.matchingIds(key.foreignIndexUid, node.filter);
+    let source = `"${field}" IN [`;
+    const spans = ids.map((id, i) => {
+      if (i > 0) source += ', ';
+      const start = source.length + 1;
+      source += `"${id}"`;
+      return { start, end: start + id.length };
+    });
+    source += ']';
+    const fieldToken: Token = { value: field, span: { start: 1, end: 1 + field.length }, source };
+    const m = matchingFeatures(field, this.rules);
+    if (!m || !isFilterable(m.features)) throw tokenError(fieldToken, notFilterableMessage(field, this.rules));
+    const values = ids.map((value, i): Token => ({ value, span: spans[i]!, source }));
+    return this.node({ type: 'in', field: fieldToken, values }, hint);
   }
 
   /** A field never seen in any document matches nothing, not even `!=`, as in the reference. */

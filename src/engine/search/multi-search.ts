@@ -104,7 +104,8 @@ export async function multiSearch(engine: Engine, items: readonly MultiSearchIte
       );
     }
     try {
-      results.push({ indexUid, ...(await performSearch(engine, indexUid, q, opts)) });
+      // Errors about an index's configuration name it, as in a single search.
+      results.push({ indexUid, ...(await performSearch(engine, indexUid, q, { ...opts, indexPrefix: true })) });
     } catch (e) {
       throw inside(i, e);
     }
@@ -201,7 +202,7 @@ export async function federatedSearch(engine: Engine, items: readonly MultiSearc
     const { indexUid, federationOptions, ...q } = items[at]!;
     const i = positionOf(items[at]!, at);
     try {
-      const run = await runSearch(engine, indexUid, q, { offset: 0, limit: w.offset + w.limit, exhaustive: w.finite, scores: true }, { ...opts, separatePins: true, trace });
+      const run = await runSearch(engine, indexUid, q, { offset: 0, limit: w.offset + w.limit, exhaustive: w.finite, scores: true }, { ...opts, indexPrefix: true, separatePins: true, trace });
       total += Math.min(run.candidates, run.settings.pagination.maxTotalHits) - run.pinned.length;
       const weight = federationOptions?.weight ?? 1;
       lists.push({ indexUid, queryIndex: i, weight, hits: run.hits, ranked: run.ranked });
