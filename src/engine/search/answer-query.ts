@@ -170,7 +170,12 @@ function allowedDocs(engine: Engine, handle: IndexHandle, state: IndexState, fil
 
 /** The filter options that the node's features and its other indexes decide. */
 export function engineFilterOptions(engine: Engine, opts: { containsFilter?: boolean; foreignKeys?: boolean }) {
-  return { containsFilter: opts.containsFilter ?? false, foreignKeys: opts.foreignKeys ?? false, foreignIndex: (uid: string) => engine.getIndex(uid) };
+  return {
+    containsFilter: opts.containsFilter ?? false,
+    foreignKeys: opts.foreignKeys ?? false,
+    foreignIndex: (uid: string) => engine.getIndex(uid),
+    shards: Object.keys(engine.network.get().shards),
+  };
 }
 
 /** Ranks, fetches and formats; `window` picks the hits (a federated search asks for more). */
