@@ -5,6 +5,7 @@ import { ApiError } from '../../errors/api-error.js';
 import { featureNotEnabled } from '../feature-switches.js';
 import { FilterError, renderFilterError, type FilterErrorCode, type Span } from './errors.js';
 import { parseFilterString } from './parser.js';
+import { findForeign } from './find-foreign.js';
 
 /** A word or quoted string of the filter: its value (unescaped) and where it was written. */
 export interface Token {
@@ -46,25 +47,6 @@ export function findContains(node: FilterNode): Token | null {
       for (const c of node.children) {
         const t = findContains(c);
         if (t) return t;
-      }
-      return null;
-    default:
-      return null;
-  }
-}
-
-/** The first `_foreign(…)` of the filter, for the feature gate. */
-export function findForeign(node: FilterNode): Extract<FilterNode, { type: 'foreign' }> | null {
-  switch (node.type) {
-    case 'foreign':
-      return node;
-    case 'not':
-      return findForeign(node.child);
-    case 'and':
-    case 'or':
-      for (const c of node.children) {
-        const f = findForeign(c);
-        if (f) return f;
       }
       return null;
     default:

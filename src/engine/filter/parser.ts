@@ -1,4 +1,5 @@
-import { findForeign, type Condition, type FilterNode, type Token } from './filter-tree.js';
+import type { Condition, FilterNode, Token } from './filter-tree.js';
+import { findForeign } from './find-foreign.js';
 import { diagnosticOf, FilterError } from './errors.js';
 import { KEYWORDS, Lexer, ParseFail } from './lexer.js';
 

@@ -8,7 +8,7 @@ import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, valueError } from '../schema.js';
 import { includeMetadata } from './params.js';
-import { searchOptions } from './search.js';
+import { searchOptions } from './search-options.js';
 import { searchFields, toSearchQuery } from './search-params.js';
 import {
   answerQuery, checkFederatedItems, checkMultiSearchSize, federatedSearch, inside, multiSearch, type Federation, type MultiSearchItem, type MultiSearchOptions,

@@ -2,22 +2,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { withSearchRules } from '../../auth/request-auth.js';
 import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/answer-query.js';
-import type { SearchRuleStore } from '../../engine/search-rules/rules.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { includeMetadata } from './params.js';
 import { searchBody, searchQueryString, toSearchQuery } from './search-params.js';
 import { checkUseNetwork, isProxied, searchOverNetwork } from './multi-search.js';
-
-/** The dynamic search rules searches apply: none unless the `dynamicSearchRules` feature is on. */
-export function searchRules(ctx: AppContext): SearchRuleStore | null {
-  return ctx.features.isEnabled('dynamicSearchRules') ? ctx.engine.searchRules : null;
-}
-
-/** The search options the node's experimental features decide. */
-export function searchOptions(ctx: AppContext) {
-  return { containsFilter: ctx.features.isEnabled('containsFilter'), searchRules: searchRules(ctx), foreignKeys: ctx.features.isEnabled('foreignKeys') };
-}
+import { searchOptions } from './search-options.js';
 
 async function search(ctx: AppContext, uid: string, q: SearchQuery, req: FastifyRequest, useNetwork: boolean | undefined): Promise<unknown> {
   // A tenant token's rule for this index is AND-ed with the query's own filter.
