@@ -10,6 +10,7 @@ import { uuidv7 } from '../util/uuid.js';
 import { clientErrorAnswer, fromFastifyError, sendApiError, unsupportedTransferEncoding, writeSocketError } from './framework-errors.js';
 import type { AppContext } from './context.js';
 import { registerRoutes } from './routes/index.js';
+import { writeProxyHooks } from '../network/write-proxy.js';
 import { httpsServerOptions, keepTlsSessions, refuseUnverifiedClientCertificates } from './https.js';
 import type { Server as HttpsServer } from 'node:https';
 import type { SecureServerOptions } from 'node:http2';
@@ -86,6 +87,8 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   });
   app.addHook('preValidation', (req, _reply, done) => runWithLogger(req.log, done));
   instrumentHttp(app, ctx.metrics);
+  // Before compression, which would turn the task summary it extends into a stream.
+  writeProxyHooks(app, { network: () => ctx.engine.network.get(), enabled: () => ctx.features.isEnabled('network'), log: app.log });
 
   // Bodies are read raw; each route decides which formats it accepts and parses them itself,
   // so that every failure carries the reference's error code.

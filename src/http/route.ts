@@ -98,7 +98,8 @@ export function route<F extends Record<string, FieldDef> = Record<string, never>
   app.route({
     method: def.method,
     url: def.url,
-    config: { action: def.action },
+    // `status` tells hooks which routes create a task (202), such as the network's write forwarding.
+    config: { action: def.action, status: def.status },
     ...(streaming ? { compress: false as const } : {}),
     handler: async (req, reply) => {
       for (const a of def.alsoRequires ?? []) assertActionGranted(req, a);

@@ -23,6 +23,8 @@ function show(n: FilterNode): string {
       return `_geoBoundingBox([${n.topRight.map(tok).join(', ')}], [${n.bottomLeft.map(tok).join(', ')}])`;
     case 'geoPolygon':
       return `_geoPolygon(${n.points.map((p) => `[${p.map(tok).join(', ')}]`).join(', ')})`;
+    case 'foreign':
+      return `_foreign(${tok(n.field)}, ${show(n.filter)})`;
     case 'condition': {
       const c = n.cond;
       const f = tok(n.field);
@@ -223,6 +225,19 @@ describe('filter syntax errors', () => {
       "The `_geoRadius` filter is an operation and can't be used as a value.\n13:35 position <= _geoRadius(12, 13, 14)",
     );
     expect(err('x = _geoPolygon([1,2],[3,4],[5,6])')).toMatch(/^The `_geoPolygon` filter is an operation/);
+  });
+
+  it('parses _foreign(field, filter) and refuses nested or malformed ones', () => {
+    expect(p('genres = action AND _foreign(author, birthday STARTS WITH "1958-" AND popularity >= 3.5)')).toBe(
+      'AND[{genres} = {action}, _foreign({author}, AND[{birthday} STARTS WITH {1958-}, {popularity} >= {3.5}, ]), ]',
+    );
+    expect(p('NOT _foreign( "related authors" , id IN [a1, a2])')).toBe('NOT (_foreign({related authors}, {id} IN[{a1}, {a2}, ]))');
+    expect(p('_foreign = 1')).toBe('{_foreign} = {1}');
+    expect(err('_foreign(author, id = a1 AND _foreign(related_authors, id = a2))')).toBe(
+      'Nested foreign filters are not supported\n10:16 _foreign(author, id = a1 AND _foreign(related_authors, id = a2))',
+    );
+    expect(err('_foreign(author)')).toMatch(/^The `_foreign` filter must be in the form: `_foreign\(field, filter\)`.*\n1:17 _foreign\(author\)$/s);
+    expect(err('_foreign(author, id = a1')).toMatch(/^The `_foreign` filter must be in the form/);
   });
 
   it('counts span columns in code points from the start of the line', () => {

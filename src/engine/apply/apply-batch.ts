@@ -3,6 +3,7 @@ import { encodeUint } from '../../store/keys.js';
 import { processIndexTask } from './index-lifecycle.js';
 import { processRuleTask } from '../search-rules/rule-tasks.js';
 import { processNetworkTask } from '../network/network.js';
+import { ownedDocuments } from '../network/shards.js';
 import { filterDocids } from '../facets/index.js';
 import { parseRequiredFilter } from '../filter/filter-tree.js';
 import type { BatchTask, IndexOperation, ProcessedBatch, TaskOutcome } from './types.js';
@@ -45,7 +46,7 @@ class DocState {
   nextDocid: number;
 
   constructor(
-    private readonly engine: Engine,
+    readonly engine: Engine,
     readonly handle: IndexHandle | null,
     meta: IndexMeta,
     /** Documents as stored before the batch, loaded on demand. */
@@ -104,6 +105,9 @@ async function applyDocuments(st: DocState, p: Extract<IndexOperation, { op: 'do
   }
   const pk = st.primaryKey;
   const ids = docs.map((d) => extractDocumentId(d, pk));
+  // In a sharded network, each instance keeps the documents of its own shards only: the
+  // network is part of the replicated state, so every node of a cluster keeps the same ones.
+  const owned = ownedDocuments(st.engine.network.get());
   if (p.method === 'update') {
     const existing = ids.map((id) => st.lookup(id)).filter((d): d is number => d !== undefined && !st.changed.has(d));
     await st.load(existing);
@@ -111,6 +115,7 @@ async function applyDocuments(st: DocState, p: Extract<IndexOperation, { op: 'do
   let indexed = 0;
   for (let i = 0; i < docs.length; i++) {
     const id = ids[i]!;
+    if (owned && !owned(id)) continue;
     let docid = st.lookup(id);
     let doc = docs[i]!;
     if (docid === undefined) {

@@ -3,6 +3,7 @@
 // `_vectors` only when asked for.
 
 import type { Engine } from '../engine.js';
+import { engineFilterOptions } from '../search/answer-query.js';
 import { checkSortable, filterDocids, parseSort, rejoinGeoPoints, sortedDocids } from '../facets/index.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
 import { retrievedVectors } from '../vector/semantic-search.js';
@@ -34,14 +35,14 @@ export async function presentDocument(h: IndexHandle, doc: Doc, fields: string[]
   return out;
 }
 
-export async function listDocuments(engine: Engine, uid: string, p: DocumentsQuery, opts: { containsFilter: boolean }): Promise<DocumentsPage> {
+export async function listDocuments(engine: Engine, uid: string, p: DocumentsQuery, opts: { containsFilter: boolean; foreignKeys?: boolean }): Promise<DocumentsPage> {
   const h = engine.getIndex(uid);
   const offset = p.offset ?? 0;
   const limit = p.limit ?? 20;
   const criteria = p.sort && p.sort.length > 0 ? parseSort(rejoinGeoPoints(p.sort), 'invalid_document_sort') : null;
   if (criteria) checkSortable(criteria, h.meta.settings, 'invalid_document_sort', false);
   let docids: number[] | null = p.ids ? engine.docidsOf(h, p.ids) : null;
-  const matched = filterDocids(h, p.filter ?? null, { code: 'invalid_document_filter', containsFilter: opts.containsFilter });
+  const matched = filterDocids(h, p.filter ?? null, { code: 'invalid_document_filter', ...engineFilterOptions(engine, opts) });
   if (matched) {
     const kept = new Set(matched);
     docids = docids ? docids.filter((d) => kept.has(d)) : [...matched];

@@ -6,7 +6,8 @@ import { CompositeIndex } from '../structures/composite-index.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
 import type { RankingRule } from '../ranking/rule.js';
 import { FilterError } from '../filter/errors.js';
-import { FilterEvaluator } from '../filter/evaluate.js';
+import { FilterEvaluator, type ForeignFilters, type ShardFilters } from '../filter/evaluate.js';
+import { shardOf } from '../network/shards.js';
 import { vectorFactsOf } from '../vector/vector-facts.js';
 import { parseFilter, type FilterParseOptions } from '../filter/filter-tree.js';
 import { Bitmap } from './bitmap.js';
@@ -66,6 +67,57 @@ export function filterMask(h: IndexHandle, filter: unknown, opts: FilterOptions,
 export interface FilterOptions extends FilterParseOptions {
   /** Search routes prefix evaluation errors (not syntax errors) with ``Index `uid`: ``. */
   indexPrefix?: boolean;
+  /** The other indexes by uid, for `_foreign(…)` (throws `index_not_found`); without it no field is a foreign key. */
+  foreignIndex?: (uid: string) => IndexHandle;
+  /** The shards of the network, for `_shard`; none when it does not shard. */
+  shards?: readonly string[];
+}
+
+/**
+ * The owning shard of each document id, kept per index while the shard names stay the same:
+ * computing it hashes the id once per shard.
+ */
+const shardCache = new WeakMap<IndexHandle, { names: string; byId: Map<string, string | null> }>();
+
+function shardFilters(h: IndexHandle, shards: readonly string[] | undefined): ShardFilters | null {
+  if (!shards || shards.length === 0) return null;
+  const names = [...shards].sort();
+  const key = names.join('\u0000');
+  return {
+    docsOf(wanted) {
+      let cache = shardCache.get(h);
+      if (!cache || cache.names !== key || cache.byId.size > 2 * h.ext.size + 1024) {
+        cache = { names: key, byId: new Map() };
+        shardCache.set(h, cache);
+      }
+      const out = new Bitmap(facetStateOf(h).capacity());
+      for (const [id, docid] of h.ext) {
+        let s = cache.byId.get(id);
+        if (s === undefined) {
+          s = shardOf(names, id);
+          cache.byId.set(id, s);
+        }
+        if (s !== null && wanted.has(s)) out.add(docid);
+      }
+      return out;
+    },
+  };
+}
+
+/** `_foreign(…)` over the indexes `foreignIndex` gives: one level only, so the foreign filter has none. */
+function foreignFilters(h: IndexHandle, foreignIndex: ((uid: string) => IndexHandle) | undefined): ForeignFilters | null {
+  if (!foreignIndex) return null;
+  return {
+    keys: h.meta.settings.foreignKeys,
+    matchingIds(uid, node) {
+      const f = foreignIndex(uid);
+      const matched = new FilterEvaluator(facetStateOf(f), f.meta.settings.filterableAttributes, vectorFactsOf(f)).evaluate(node);
+      const ids: string[] = [];
+      if (matched.isEmpty()) return ids;
+      for (const [id, docid] of f.ext) if (matched.has(docid)) ids.push(id);
+      return ids.sort();
+    },
+  };
 }
 
 /**
@@ -77,7 +129,7 @@ export function filterBitmap(h: IndexHandle, filter: unknown, opts: FilterOption
   const node = parseFilter(filter, opts);
   if (!node) return null;
   try {
-    return new FilterEvaluator(facetStateOf(h), h.meta.settings.filterableAttributes, vectorFactsOf(h)).evaluate(node);
+    return new FilterEvaluator(facetStateOf(h), h.meta.settings.filterableAttributes, vectorFactsOf(h), foreignFilters(h, opts.foreignIndex), shardFilters(h, opts.shards)).evaluate(node);
   } catch (e) {
     if (!(e instanceof FilterError)) throw e;
     const err = e.toApiError(opts.code);

@@ -160,6 +160,10 @@ export function diagnosticOf(kind: ParseKind, context: string): string {
       return 'The `_geoPolygon` filter must be in the form: `_geoPolygon([latitude, longitude], [latitude, longitude], [latitude, longitude], ...)`.';
     case 'geoPolygonArgs':
       return `The \`_geoPolygon\` filter expects at least 3 points but only ${kind.n} were specified.`;
+    case 'foreign':
+      return 'The `_foreign` filter must be in the form: `_foreign(field, filter)`, where `field` is a foreign key of the index and `filter` a filter on the documents of its foreign index.';
+    case 'nestedForeign':
+      return 'Nested foreign filters are not supported';
     case 'reservedGeo':
       return `\`${kind.name}\` is a reserved keyword and thus can't be used as a filter expression. ${GEO_RULES}`;
     case 'misusedGeo':

@@ -15,6 +15,21 @@ import { evaluateVectorFilter, isVectorField, type VectorFacts } from './vector-
 
 type Rules = readonly (string | FilterableAttributeRule)[];
 
+/** What `_shard` needs: the documents of some shards of the network. */
+export interface ShardFilters {
+  docsOf(shards: ReadonlySet<string>): Bitmap;
+}
+
+/** The field naming the shard that owns each document in a sharded network. */
+export const SHARD_FIELD = '_shard';
+
+/** What `_foreign(field, filter)` needs: the index's foreign keys, and the other indexes' documents. */
+export interface ForeignFilters {
+  keys: readonly { foreignIndexUid: string; fieldName: string }[];
+  /** The ids of the documents of index `uid` that `filter` selects, under that index's own rules. */
+  matchingIds(uid: string, filter: FilterNode): string[];
+}
+
 function tokenError(t: Token, message: string): FilterError {
   return new FilterError(message, t.span, t.source);
 }
@@ -60,13 +75,17 @@ export class FilterEvaluator {
     private readonly rules: Rules,
     /** The index's embeddings, for `_vectors` filters. */
     private readonly vectors: VectorFacts | null = null,
+    /** For `_foreign(…)`; without it, no field counts as a foreign key. */
+    private readonly foreign: ForeignFilters | null = null,
+    /** For `_shard`; without it, no document belongs to a shard. */
+    private readonly shards: ShardFilters | null = null,
   ) {
     this.cap = state.capacity();
   }
 
   evaluate(node: FilterNode): Bitmap {
     for (const t of filterFields(node)) {
-      if (isVectorField(t.value)) continue;
+      if (isVectorField(t.value) || t.value === SHARD_FIELD) continue;
       const m = matchingFeatures(t.value, this.rules);
       if (!m || !isFilterable(m.features)) throw tokenError(t, notFilterableMessage(t.value, this.rules));
     }
@@ -92,6 +111,7 @@ export class FilterEvaluator {
       }
       case 'in': {
         if (isVectorField(node.field.value)) return evaluateVectorFilter(node.field, 'IN', this.vectors, this.cap);
+        if (node.field.value === SHARD_FIELD) return this.shardDocs(new Set(node.values.map((v) => v.value)));
         const acc = new Bitmap(this.cap);
         const target = this.target(node.field);
         if (!target) return acc;
@@ -100,6 +120,7 @@ export class FilterEvaluator {
       }
       case 'condition': {
         if (isVectorField(node.field.value)) return evaluateVectorFilter(node.field, node.cond.op, this.vectors, this.cap);
+        if (node.field.value === SHARD_FIELD) return this.shardCondition(node.field, node.cond);
         const target = this.target(node.field);
         return target ? this.condition(target, node.cond, hint) : new Bitmap(this.cap);
       }
@@ -109,7 +130,46 @@ export class FilterEvaluator {
         return this.geoBoundingBox(node);
       case 'geoPolygon':
         return this.geoPolygon(node);
+      case 'foreign':
+        return this.foreignKey(node, hint);
     }
+  }
+
+  /** The documents of the named shards (none when the network does not shard). */
+  private shardDocs(names: ReadonlySet<string>): Bitmap {
+    return this.shards ? this.shards.docsOf(names) : new Bitmap(this.cap);
+  }
+
+  /** `_shard = name`, `_shard != name` (and `_shard IN [...]` above): the only conditions a shard takes. */
+  private shardCondition(field: Token, cond: Condition): Bitmap {
+    if (cond.op === '=') return this.shardDocs(new Set([cond.value.value]));
+    if (cond.op === '!=') return this.state.universe().clone().andNot(this.shardDocs(new Set([cond.value.value])));
+    throw tokenError(field, `The \`${SHARD_FIELD}\` field only takes \`=\`, \`!=\`, \`IN\` and \`NOT IN\`: it names the shard that owns each document.`);
+  }
+
+  /**
+   * `_foreign(field, filter)`, as the reference runs it: the filter selects documents of the
+   * foreign index, and their ids become `"field" IN [ids]` on this index, which must let the
+   * field be filtered (errors then point into that written-out condition).
+   */
+  private foreignKey(node: Extract<FilterNode, { type: 'foreign' }>, hint: Bitmap | null): Bitmap {
+    const field = node.field.value;
+    const key = this.foreign?.keys.find((k) => k.fieldName === field);
+    if (!this.foreign || !key) throw tokenError(node.field, `Field \`${field}\` is not a foreign key`);
+    const ids = this.foreign.matchingIds(key.foreignIndexUid, node.filter);
+    let source = `"${field}" IN [`;
+    const spans = ids.map((id, i) => {
+      if (i > 0) source += ', ';
+      const start = source.length + 1;
+      source += `"${id}"`;
+      return { start, end: start + id.length };
+    });
+    source += ']';
+    const fieldToken: Token = { value: field, span: { start: 1, end: 1 + field.length }, source };
+    const m = matchingFeatures(field, this.rules);
+    if (!m || !isFilterable(m.features)) throw tokenError(fieldToken, notFilterableMessage(field, this.rules));
+    const values = ids.map((value, i): Token => ({ value, span: spans[i]!, source }));
+    return this.node({ type: 'in', field: fieldToken, values }, hint);
   }
 
   /** A field never seen in any document matches nothing, not even `!=`, as in the reference. */

@@ -5,6 +5,7 @@ import { ApiError } from '../../errors/api-error.js';
 import { featureNotEnabled } from '../feature-switches.js';
 import { FilterError, renderFilterError, type FilterErrorCode, type Span } from './errors.js';
 import { parseFilterString } from './parser.js';
+import { findForeign } from './find-foreign.js';
 
 /** A word or quoted string of the filter: its value (unescaped) and where it was written. */
 export interface Token {
@@ -28,7 +29,9 @@ export type FilterNode =
   | { type: 'in'; field: Token; values: Token[] }
   | { type: 'geoRadius'; lat: Token; lng: Token; radius: Token; resolution: Token | null }
   | { type: 'geoBoundingBox'; topRight: [Token, Token]; bottomLeft: [Token, Token] }
-  | { type: 'geoPolygon'; points: [Token, Token][] };
+  | { type: 'geoPolygon'; points: [Token, Token][] }
+  /** `_foreign(field, filter)`: documents whose `field` holds the id of a document of the foreign index matching `filter`. */
+  | { type: 'foreign'; keyword: Token; field: Token; filter: FilterNode };
 
 /** The first `CONTAINS` keyword of the filter, for the feature gate. */
 export function findContains(node: FilterNode): Token | null {
@@ -37,6 +40,8 @@ export function findContains(node: FilterNode): Token | null {
       return node.cond.op === 'CONTAINS' ? node.cond.keyword : null;
     case 'not':
       return findContains(node.child);
+    case 'foreign':
+      return findContains(node.filter);
     case 'and':
     case 'or':
       for (const c of node.children) {
@@ -49,7 +54,10 @@ export function findContains(node: FilterNode): Token | null {
   }
 }
 
-/** Every field a filter names (conditions and `IN`), in order of appearance. */
+/**
+ * Every field a filter names (conditions and `IN`), in order of appearance; not those inside
+ * `_foreign(…)`, which belong to another index.
+ */
 export function filterFields(node: FilterNode, out: Token[] = []): Token[] {
   switch (node.type) {
     case 'condition':
@@ -77,6 +85,8 @@ export function countConditions(node: FilterNode): number {
   switch (node.type) {
     case 'not':
       return countConditions(node.child);
+    case 'foreign':
+      return 1 + countConditions(node.filter);
     case 'and':
     case 'or':
       return node.children.reduce((n, c) => n + countConditions(c), 0);
@@ -97,6 +107,8 @@ export function countValues(node: FilterNode): number {
   switch (node.type) {
     case 'not':
       return countValues(node.child);
+    case 'foreign':
+      return countValues(node.filter);
     case 'and':
     case 'or':
       return node.children.reduce((n, c) => n + countValues(c), 0);
@@ -121,6 +133,8 @@ export interface FilterParseOptions {
   code: FilterErrorCode;
   /** The `containsFilter` experimental feature: `CONTAINS` is refused without it. */
   containsFilter?: boolean;
+  /** The `foreignKeys` experimental feature: `_foreign(…)` is refused when this is false. */
+  foreignKeys?: boolean;
 }
 
 function invalidExpression(code: FilterErrorCode, expected: string, found: unknown): ApiError {
@@ -181,6 +195,16 @@ export function parseFilter(filter: unknown, opts: FilterParseOptions): FilterNo
     if (kw) {
       const refusal = featureNotEnabled('containsFilter', 'Using `CONTAINS` in a filter');
       throw new ApiError('feature_not_enabled', renderFilterError(refusal.message, kw.span, kw.source));
+    }
+  }
+  if (node && opts.foreignKeys === false) {
+    const f = findForeign(node);
+    if (f) {
+      // The reference's words (and its name for the feature), pointing at the foreign key field.
+      throw new ApiError(
+        'feature_not_enabled',
+        renderFilterError('using a foreign filter requires enabling the `foreign_keys` experimental feature. See https://github.com/orgs/meilisearch/discussions/873', f.field.span, f.field.source),
+      );
     }
   }
   return node;

@@ -17,6 +17,8 @@ export type ParseKind =
   | { k: 'geoBoundingBox' }
   | { k: 'geoPolygon' }
   | { k: 'geoPolygonArgs'; n: number }
+  | { k: 'foreign' }
+  | { k: 'nestedForeign' }
   | { k: 'reservedGeo'; name: string }
   | { k: 'misusedGeo'; name: string }
   | { k: 'reservedKeyword'; word: string }

@@ -1,4 +1,5 @@
 import type { Condition, FilterNode, Token } from './filter-tree.js';
+import { findForeign } from './find-foreign.js';
 import { diagnosticOf, FilterError } from './errors.js';
 import { KEYWORDS, Lexer, ParseFail } from './lexer.js';
 
@@ -85,6 +86,7 @@ class FilterParser extends Lexer {
     this.depthCheck(p, depth);
     const alternatives: (() => Parsed<FilterNode>)[] = [
       () => this.parens(p, depth),
+      () => this.foreign(p, depth),
       () => this.geoRadius(p),
       () => this.geoBoundingBox(p),
       () => this.geoPolygon(p),
@@ -117,6 +119,27 @@ class FilterParser extends Lexer {
     const r = attempt(() => this.ws(this.char(this.ws(q), ')')));
     if (r === null) throw this.fail({ k: 'missingClosing', ch: ')' }, p);
     return [r, node];
+  }
+
+  /**
+   * `_foreign(field, filter)`: once `_foreign(` is read, the rest must parse. The inner filter
+   * is evaluated on another index, and cannot itself hold a `_foreign`.
+   */
+  private foreign(p: number, depth: number): Parsed<FilterNode> {
+    const start = this.ws(p);
+    const open = this.char(this.ws(this.wordExact(start, '_foreign')), '(');
+    const keyword = this.token(start, start + '_foreign'.length);
+    try {
+      const [q, field] = this.value(open);
+      const comma = this.char(q, ',');
+      const [r, filter] = this.or(this.ws(comma), depth + 1);
+      const close = this.ws(this.char(this.ws(r), ')'));
+      if (findForeign(filter)) throw this.fail({ k: 'nestedForeign' }, field.span.start, field.span.end);
+      return [close, { type: 'foreign', keyword, field, filter }];
+    } catch (e) {
+      if (e instanceof ParseFail && !e.fatal) throw this.fail({ k: 'foreign' }, start);
+      throw e;
+    }
   }
 
   /** `IN [..]` or `NOT IN [..]`. */

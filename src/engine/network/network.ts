@@ -78,10 +78,11 @@ function mergeShard(old: readonly string[], patch: ShardPatch): string[] {
  * there is one) may change it; with a leader, the leader is a remote and there is at least
  * one shard, each owned by known remotes. `version` is the new version, decided by the caller.
  */
-export function mergeNetwork(old: Network, patch: NetworkPatch, version: string): Network {
+export function mergeNetwork(old: Network, patch: NetworkPatch, version: string, fromLeader = false): Network {
   const self = patch.self === undefined ? old.self : patch.self;
   const leader = patch.leader === undefined ? old.leader : patch.leader;
-  if (leader !== null && leader !== self) {
+  // The leader sends its changes on to the other remotes, which take them.
+  if (leader !== null && leader !== self && !fromLeader) {
     throw new ApiError(
       'not_leader',
       `This instance is not the leader of the network: only \`${leader}\` may change it${self === null ? '' : ` (this instance is \`${self}\`)`}.`,

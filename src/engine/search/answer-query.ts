@@ -164,8 +164,18 @@ export interface SearchOptions {
 }
 
 /** Documents the filter keeps, as a mask by docid; null when it keeps every document. */
-function allowedDocs(handle: IndexHandle, state: IndexState, filter: unknown, opts: SearchOptions): Uint8Array | null {
-  return filterMask(handle, filter, { code: 'invalid_search_filter', containsFilter: opts.containsFilter ?? false, indexPrefix: opts.indexPrefix ?? false }, state.capacity + 1);
+function allowedDocs(engine: Engine, handle: IndexHandle, state: IndexState, filter: unknown, opts: SearchOptions): Uint8Array | null {
+  return filterMask(handle, filter, { code: 'invalid_search_filter', indexPrefix: opts.indexPrefix ?? false, ...engineFilterOptions(engine, opts) }, state.capacity + 1);
+}
+
+/** The filter options that the node's features and its other indexes decide. */
+export function engineFilterOptions(engine: Engine, opts: { containsFilter?: boolean; foreignKeys?: boolean }) {
+  return {
+    containsFilter: opts.containsFilter ?? false,
+    foreignKeys: opts.foreignKeys ?? false,
+    foreignIndex: (uid: string) => engine.getIndex(uid),
+    shards: Object.keys(engine.network.get().shards),
+  };
 }
 
 /** Ranks, fetches and formats; `window` picks the hits (a federated search asks for more). */
@@ -191,7 +201,7 @@ export async function runSearch(
   scoped(() => checkAttributesToSearchOn(state, settings, q.attributesToSearchOn ?? null));
   const trace = opts.trace ?? null;
   if (trace && q.filter !== undefined && q.filter !== null) trace.step('filter');
-  const filtered = allowedDocs(handle, state, q.filter, opts);
+  const filtered = allowedDocs(engine, handle, state, q.filter, opts);
   trace?.end();
   const threshold = q.rankingScoreThreshold ?? null;
   const maxTotalHits = settings.pagination.maxTotalHits;

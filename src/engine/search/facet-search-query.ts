@@ -8,6 +8,7 @@ import { checkFacetSearchable, facetSearch, filterBitmap, parseFilter, toBitmap,
 import { searchStateOf } from '../fulltext/fulltext-index.js';
 import { SemanticPlan } from '../vector/hybrid-search.js';
 import type { MatchingStrategy } from './levels.js';
+import { engineFilterOptions } from './answer-query.js';
 import { executeSearch } from './rank-query.js';
 
 export interface FacetSearchQuery {
@@ -52,14 +53,14 @@ function queryMatches(engine: Engine, uid: string, p: FacetSearchQuery): Uint32A
   }, engine.scratch).universe;
 }
 
-export function answerFacetSearch(engine: Engine, uid: string, p: FacetSearchQuery, opts: { containsFilter: boolean }): FacetSearchAnswer {
+export function answerFacetSearch(engine: Engine, uid: string, p: FacetSearchQuery, opts: { containsFilter: boolean; foreignKeys?: boolean }): FacetSearchAnswer {
   const started = performance.now();
   const h = engine.getIndex(uid);
   const filter = p.filter ?? null;
   // A malformed filter is refused before the facet name, as the reference checks them.
-  parseFilter(filter, { code: 'invalid_search_filter', containsFilter: opts.containsFilter });
+  parseFilter(filter, { code: 'invalid_search_filter', containsFilter: opts.containsFilter, foreignKeys: opts.foreignKeys ?? false });
   checkFacetSearchable(p.facetName, h.meta.settings);
-  let candidates = filterBitmap(h, filter, { code: 'invalid_search_filter', containsFilter: opts.containsFilter, indexPrefix: true }) ?? toBitmap(h, null);
+  let candidates = filterBitmap(h, filter, { code: 'invalid_search_filter', indexPrefix: true, ...engineFilterOptions(engine, opts) }) ?? toBitmap(h, null);
   const semantic = SemanticPlan.of(h, { q: p.q ?? null, hybrid: p.hybrid ?? null, vector: p.vector ?? null, media: p.media ?? null });
   const matched = semantic ? null : queryMatches(engine, uid, p);
   if (matched) candidates = candidates.and(toBitmap(h, matched));

@@ -20,6 +20,8 @@ export const MAX_MULTI_SEARCH_QUERIES = 100;
 
 export interface MultiSearchItem extends SearchQuery {
   indexUid: string;
+  /** Answered by the whole network (see `network/network-search.ts`); read before the engine sees the query. */
+  useNetwork?: boolean;
   federationOptions?: { weight?: number; remote?: string | null; queryPosition?: number } | null;
 }
 
@@ -61,7 +63,7 @@ function positionOf(item: MultiSearchItem, i: number): number {
 }
 
 /** An error about query `i`, worded as the reference words it. */
-function inside(i: number, e: unknown): unknown {
+export function inside(i: number, e: unknown): unknown {
   return e instanceof ApiError ? e.prefixed(`Inside \`.queries[${i}]\`: `) : e;
 }
 
@@ -95,21 +97,25 @@ export function checkMultiSearchSize(items: readonly MultiSearchItem[]): void {
 export async function multiSearch(engine: Engine, items: readonly MultiSearchItem[], opts: MultiSearchOptions): Promise<{ results: unknown[] }> {
   checkMultiSearchSize(items);
   const results: unknown[] = [];
-  for (let i = 0; i < items.length; i++) {
-    const { indexUid, federationOptions, ...q } = items[i]!;
-    if (federationOptions !== undefined && federationOptions !== null) {
-      throw new ApiError(
-        'invalid_multi_search_federation_options',
-        `Using \`federationOptions\` is not allowed in a non-federated search.\n - Hint: remove \`federationOptions\` from query #${i} or add \`federation\` to the request.`,
-      );
-    }
-    try {
-      results.push({ indexUid, ...(await performSearch(engine, indexUid, q, opts)) });
-    } catch (e) {
-      throw inside(i, e);
-    }
-  }
+  for (let i = 0; i < items.length; i++) results.push(await answerQuery(engine, items[i]!, i, opts));
   return { results };
+}
+
+/** Query `i` of a multi-search without federation, answered alone. */
+export async function answerQuery(engine: Engine, item: MultiSearchItem, i: number, opts: MultiSearchOptions): Promise<unknown> {
+  const { indexUid, federationOptions, useNetwork: _, ...q } = item;
+  if (federationOptions !== undefined && federationOptions !== null) {
+    throw new ApiError(
+      'invalid_multi_search_federation_options',
+      `Using \`federationOptions\` is not allowed in a non-federated search.\n - Hint: remove \`federationOptions\` from query #${i} or add \`federation\` to the request.`,
+    );
+  }
+  try {
+    // Errors about an index's configuration name it, as in a single search.
+    return { indexUid, ...(await performSearch(engine, indexUid, q, { ...opts, indexPrefix: true })) };
+  } catch (e) {
+    throw inside(i, e);
+  }
 }
 
 const PAGINATION = ['offset', 'limit', 'page', 'hitsPerPage'] as const;
@@ -201,7 +207,7 @@ export async function federatedSearch(engine: Engine, items: readonly MultiSearc
     const { indexUid, federationOptions, ...q } = items[at]!;
     const i = positionOf(items[at]!, at);
     try {
-      const run = await runSearch(engine, indexUid, q, { offset: 0, limit: w.offset + w.limit, exhaustive: w.finite, scores: true }, { ...opts, separatePins: true, trace });
+      const run = await runSearch(engine, indexUid, q, { offset: 0, limit: w.offset + w.limit, exhaustive: w.finite, scores: true }, { ...opts, indexPrefix: true, separatePins: true, trace });
       total += Math.min(run.candidates, run.settings.pagination.maxTotalHits) - run.pinned.length;
       const weight = federationOptions?.weight ?? 1;
       lists.push({ indexUid, queryIndex: i, weight, hits: run.hits, ranked: run.ranked });

@@ -19,7 +19,7 @@ import type { AppContext } from '../context.js';
 import { route, sendOpenStream } from '../route.js';
 import { s } from '../schema.js';
 import { pageQuery } from './params.js';
-import { searchOptions } from './search.js';
+import { searchOptions } from './search-options.js';
 
 const text = s.string().nullable();
 

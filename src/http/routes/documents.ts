@@ -101,7 +101,7 @@ async function withForeign(ctx: AppContext, h: IndexHandle, docs: Doc[]): Promis
 
 /** A page of documents as `listDocuments` gives it, references resolved. */
 async function documentsPage(ctx: AppContext, uid: string, p: DocumentsQuery) {
-  const page = await listDocuments(ctx.engine, uid, p, { containsFilter: ctx.features.isEnabled('containsFilter') });
+  const page = await listDocuments(ctx.engine, uid, p, { containsFilter: ctx.features.isEnabled('containsFilter'), foreignKeys: ctx.features.isEnabled('foreignKeys') });
   return { ...page, results: await withForeign(ctx, ctx.engine.getIndex(uid), page.results) };
 }
 

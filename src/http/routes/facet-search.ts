@@ -33,7 +33,7 @@ export function facetSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 200,
     handler: async (req, _reply, { uid, body }) => {
       const filter = withSearchRules(req, uid, body.filter ?? null);
-      return answerFacetSearch(ctx.engine, uid, { ...body, filter }, { containsFilter: ctx.features.isEnabled('containsFilter') });
+      return answerFacetSearch(ctx.engine, uid, { ...body, filter }, { containsFilter: ctx.features.isEnabled('containsFilter'), foreignKeys: ctx.features.isEnabled('foreignKeys') });
     },
   });
 }

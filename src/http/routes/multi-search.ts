@@ -8,12 +8,13 @@ import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, valueError } from '../schema.js';
 import { includeMetadata } from './params.js';
-import { searchOptions } from './search.js';
+import { searchOptions } from './search-options.js';
 import { searchFields, toSearchQuery } from './search-params.js';
 import {
-  checkFederatedItems, checkMultiSearchSize, federatedSearch, multiSearch, type Federation, type MultiSearchItem, type MultiSearchOptions,
+  answerQuery, checkFederatedItems, checkMultiSearchSize, federatedSearch, inside, multiSearch, type Federation, type MultiSearchItem, type MultiSearchOptions,
 } from '../../engine/search/multi-search.js';
-import { searchWindow } from '../../engine/search/answer-query.js';
+import { searchWindow, type SearchQuery } from '../../engine/search/answer-query.js';
+import { asSearchAnswer, federationOf, partitionQuery } from '../../network/network-search.js';
 
 const indexUidSchema = s.custom((v, ctx) => {
   const uid = s.string().parse(v, ctx);
@@ -68,30 +69,46 @@ const multiSearchBody = s.object({
 });
 
 function toSearchItem(item: ReturnType<typeof queryItem.validate>): MultiSearchItem {
-  return { ...(toSearchQuery(item) as MultiSearchItem), indexUid: item.indexUid, federationOptions: item.federationOptions };
+  const out: MultiSearchItem = { ...(toSearchQuery(item) as MultiSearchItem), indexUid: item.indexUid, federationOptions: item.federationOptions };
+  if (item.useNetwork !== undefined) out.useNetwork = item.useNetwork;
+  return out;
 }
 
 /** A federated search another instance sent here, for its own merge. */
-function isProxied(req: FastifyRequest): boolean {
+export function isProxied(req: FastifyRequest): boolean {
   const v = req.headers[PROXY_SEARCH_HEADER];
   return (Array.isArray(v) ? v[0] : v)?.trim().toLowerCase() === 'true';
+}
+
+/** Queries answered one by one, those with `useNetwork: true` by the whole network. */
+async function multiSearchOverNetwork(ctx: AppContext, items: MultiSearchItem[], opts: MultiSearchOptions, proxied: boolean) {
+  if (proxied || !items.some((item) => checkUseNetwork(ctx, item))) return multiSearch(ctx.engine, items, opts);
+  checkMultiSearchSize(items);
+  const results: unknown[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const { useNetwork, ...item } = items[i]!;
+    if (useNetwork !== true || (item.federationOptions !== undefined && item.federationOptions !== null)) {
+      results.push(await answerQuery(ctx.engine, item, i, opts));
+      continue;
+    }
+    const { indexUid, federationOptions: _, ...q } = item;
+    try {
+      results.push({ indexUid, ...(await searchOverNetwork(ctx, indexUid, q, opts)) });
+    } catch (e) {
+      throw inside(i, e);
+    }
+  }
+  return { results };
 }
 
 /**
  * A federated search whose queries may name other instances (`federationOptions.remote`):
  * those go to their remote, all at once, while the others run here; the engine merges both.
- * A query naming this instance's own name stays here. The local queries keep their place in
- * the request (`queryPosition`), which hits and errors report.
+ * A query naming this instance's own name stays here. Each query keeps its place in the
+ * request (`queryPosition`, given by the instance that sent it here or by a `useNetwork`
+ * query it was made from), which hits and errors report.
  */
-async function federatedOverNetwork(
-  ctx: AppContext,
-  items: MultiSearchItem[],
-  /** The queries as the request gave them (tenant token rules added), for the remotes. */
-  bodies: readonly Record<string, unknown>[],
-  fed: Federation,
-  opts: MultiSearchOptions,
-  proxied: boolean,
-) {
+export async function federatedOverNetwork(ctx: AppContext, items: MultiSearchItem[], fed: Federation, opts: MultiSearchOptions, proxied: boolean) {
   if (proxied) ctx.features.check('network', 'Performing a remote federated search');
   checkMultiSearchSize(items);
   checkFederatedItems(items);
@@ -102,22 +119,23 @@ async function federatedOverNetwork(
   items.forEach((item, i) => {
     const options = item.federationOptions ?? {};
     const name = options.remote;
+    const position = options.queryPosition ?? i;
     if (name !== undefined && name !== null) {
       hasRemote = true;
       ctx.features.check('network', 'Performing a remote federated search');
       if (name !== network.self) {
         const remote = ctx.engine.network.remote(name);
-        if (!remote) throw new ApiError('invalid_multi_search_remote', `Invalid \`queries[${i}].federation_options.remote\`: remote \`${name}\` is not registered`);
+        if (!remote) throw new ApiError('invalid_multi_search_remote', `Invalid \`queries[${position}].federation_options.remote\`: remote \`${name}\` is not registered`);
         const entry = byRemote.get(name) ?? { remote, queries: [] };
         // The remote is not told its own name (it need not know it), but the query's place.
-        const { federationOptions: _, ...query } = bodies[i]!;
-        entry.queries.push({ ...query, federationOptions: { weight: options.weight ?? 1, queryPosition: i } });
+        const { federationOptions: _, ...query } = item;
+        entry.queries.push({ ...query, federationOptions: { weight: options.weight ?? 1, queryPosition: position } });
         byRemote.set(name, entry);
         return;
       }
     }
     if (options.queryPosition !== undefined) ctx.features.check('network', 'Using `federationOptions.queryPosition`');
-    local.push({ ...item, federationOptions: { ...options, queryPosition: options.queryPosition ?? i } });
+    local.push({ ...item, federationOptions: { ...options, queryPosition: position } });
   });
   if (!hasRemote) return federatedSearch(ctx.engine, items, fed, { ...opts, proxied });
   // Each remote returns the first hits of its own merge: offset and limit apply once, here.
@@ -127,6 +145,39 @@ async function federatedOverNetwork(
   const out = await federatedSearch(ctx.engine, local, fed, { ...opts, proxied, remote: { self: network.self, hits: pending.then((r) => r.hits) } });
   out['remoteErrors'] = (await pending).errors;
   return out;
+}
+
+/** `useNetwork` given in a query: refused unless the `network` feature is on. */
+export function checkUseNetwork(ctx: AppContext, q: { useNetwork?: boolean }): boolean {
+  if (q.useNetwork === undefined) return false;
+  ctx.features.check('network', 'passing `useNetwork` in a search query');
+  return q.useNetwork;
+}
+
+/**
+ * A search on one index answered by the whole network (`useNetwork: true`): a federated search
+ * of its parts (see `network-search.ts`), answered in the shape of a search on one index.
+ */
+export async function searchOverNetwork(ctx: AppContext, indexUid: string, q: SearchQuery & { useNetwork?: boolean }, opts: MultiSearchOptions) {
+  const items = partitionQuery(ctx.engine.network.get(), indexUid, q, 0, undefined);
+  const out = await federatedOverNetwork(ctx, items, federationOf(indexUid, q), opts, false);
+  return asSearchAnswer(out, indexUid, q.q ?? '');
+}
+
+/**
+ * The queries of a federated search with their `useNetwork` ones replaced by their parts;
+ * the parts keep the place of the query they come from.
+ */
+function expandNetworkQueries(ctx: AppContext, items: MultiSearchItem[], proxied: boolean): MultiSearchItem[] {
+  if (!items.some((item) => checkUseNetwork(ctx, item)) || proxied) return items.map(({ useNetwork: _, ...item }) => item);
+  const network = ctx.engine.network.get();
+  return items.flatMap(({ useNetwork, ...item }, i) => {
+    if (useNetwork !== true) return [item];
+    if (item.federationOptions?.remote !== undefined && item.federationOptions.remote !== null) {
+      throw new ApiError('invalid_multi_search_remote', `Invalid \`queries[${i}].federation_options.remote\`: a query with \`useNetwork: true\` is sent to the whole network and cannot name a remote`);
+    }
+    return partitionQuery(network, item.indexUid, item, item.federationOptions?.queryPosition ?? i, item.federationOptions?.weight);
+  });
 }
 
 export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -147,7 +198,10 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
       });
       const opts = { includeMetadata: includeMetadata(req), ...searchOptions(ctx) };
       const queries = body.queries.map(toSearchItem);
-      return body.federation ? federatedOverNetwork(ctx, queries, body.queries, body.federation, opts, isProxied(req)) : multiSearch(ctx.engine, queries, opts);
+      const proxied = isProxied(req);
+      return body.federation
+        ? federatedOverNetwork(ctx, expandNetworkQueries(ctx, queries, proxied), body.federation, opts, proxied)
+        : multiSearchOverNetwork(ctx, queries, opts, proxied);
     },
   });
 }

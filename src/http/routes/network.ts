@@ -6,6 +6,7 @@ import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
 import { enqueueTask } from './params.js';
+import { forwardNetwork, ORIGIN_REMOTE_HEADER } from '../../network/write-proxy.js';
 
 const key = s.string().nullable();
 const names = s.array(s.string()).nullable();
@@ -97,7 +98,7 @@ export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
       'unexpected_network_previous_remotes',
       'unprocessed_network_task',
     ],
-    handler: async (_req, reply, { body }) => {
+    handler: async (req, reply, { body }) => {
       check();
       for (const reserved of ['previousRemotes', 'previousShards'] as const) {
         if (body[reserved] !== undefined) {
@@ -107,7 +108,10 @@ export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
       const { previousRemotes: _r, previousShards: _s, ...patch } = body as NetworkPatch & { previousRemotes?: unknown; previousShards?: unknown };
       // Decided here, once, and carried in the log entry.
       const version = uuidv7();
-      const merged = mergeNetwork(ctx.engine.network.get(), patch, version);
+      const before = ctx.engine.network.get();
+      const origin = req.headers[ORIGIN_REMOTE_HEADER];
+      const sender = typeof origin === 'string' ? decodeURIComponent(origin) : null;
+      const merged = mergeNetwork(before, patch, version, sender !== null && sender === (patch.leader === undefined ? before.leader : patch.leader));
       if (merged.leader === null) {
         const op: NetworkOp = { op: 'patch', patch, version };
         return ctx.configure(NetworkStore.COMMAND, op);
@@ -126,6 +130,11 @@ export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
         details: { movedDocuments: 0, message: 'processing tasks for previous network versions' },
         params: { op: 'network', network: merged },
       });
+      // The leader sends the change on to the other remotes (each keeps its own `self`).
+      if (sender === null && merged.self === merged.leader) {
+        const remoteTasks = await forwardNetwork(before, merged, summary['taskUid'] as number);
+        return reply.status(202).send({ ...summary, network: { remoteTasks, networkVersion: merged.version } });
+      }
       return reply.status(202).send(summary);
     },
   });

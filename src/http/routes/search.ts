@@ -2,27 +2,21 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { withSearchRules } from '../../auth/request-auth.js';
 import { isIndexScoped, performSearch, type SearchQuery } from '../../engine/search/answer-query.js';
-import type { SearchRuleStore } from '../../engine/search-rules/rules.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { includeMetadata } from './params.js';
 import { searchBody, searchQueryString, toSearchQuery } from './search-params.js';
+import { checkUseNetwork, isProxied, searchOverNetwork } from './multi-search.js';
+import { searchOptions } from './search-options.js';
 
-/** The dynamic search rules searches apply: none unless the `dynamicSearchRules` feature is on. */
-export function searchRules(ctx: AppContext): SearchRuleStore | null {
-  return ctx.features.isEnabled('dynamicSearchRules') ? ctx.engine.searchRules : null;
-}
-
-/** The search options the node's experimental features decide. */
-export function searchOptions(ctx: AppContext) {
-  return { containsFilter: ctx.features.isEnabled('containsFilter'), searchRules: searchRules(ctx), foreignKeys: ctx.features.isEnabled('foreignKeys') };
-}
-
-async function search(ctx: AppContext, uid: string, q: SearchQuery, req: FastifyRequest): Promise<unknown> {
+async function search(ctx: AppContext, uid: string, q: SearchQuery, req: FastifyRequest, useNetwork: boolean | undefined): Promise<unknown> {
   // A tenant token's rule for this index is AND-ed with the query's own filter.
   q.filter = withSearchRules(req, uid, q.filter ?? null);
   const done = ctx.metrics.searchTimer(uid);
   try {
+    if (checkUseNetwork(ctx, { useNetwork }) && !isProxied(req)) {
+      return await searchOverNetwork(ctx, uid, q, { includeMetadata: includeMetadata(req), ...searchOptions(ctx) });
+    }
     return await performSearch(ctx.engine, uid, q, {
       includeMetadata: includeMetadata(req),
       indexPrefix: true,
@@ -46,8 +40,8 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: searchBody,
     status: 200,
     response: 'hits, query, processingTimeMs, pagination fields, facets, requestUid',
-    errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter'],
-    handler: async (req, _reply, { uid, body }) => search(ctx, uid, toSearchQuery(body), req),
+    errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter', 'invalid_search_use_network', 'feature_not_enabled'],
+    handler: async (req, _reply, { uid, body }) => search(ctx, uid, toSearchQuery(body), req, body.useNetwork),
   });
 
   route(app, {
@@ -59,7 +53,7 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: searchQueryString,
     status: 200,
     response: 'same as POST',
-    errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter'],
-    handler: async (req, _reply, { uid, query }) => search(ctx, uid, toSearchQuery(query), req),
+    errors: ['index_not_found', 'invalid_search_q', 'invalid_search_limit', 'invalid_search_offset', 'invalid_search_sort', 'invalid_search_filter', 'invalid_search_use_network', 'feature_not_enabled'],
+    handler: async (req, _reply, { uid, query }) => search(ctx, uid, toSearchQuery(query), req, query.useNetwork),
   });
 }

@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MeilisearchApiError } from 'meilisearch';
+import { startTestNode, type TestNode } from '../helpers/node.js';
+
+// `_foreign(field, filter)`: documents whose foreign key field refers to a document of the
+// foreign index that the inner filter selects.
+
+let t: TestNode;
+
+const AUTHORS = [
+  { id: 'a1', name: 'Alice', birthday: '1990-01-01', popularity: 2.0 },
+  { id: 'a2', name: 'Bob', birthday: '1958-06-15', popularity: 4.5 },
+  { id: 'a3', name: 'Charlie', birthday: '1940-05-05', popularity: 4.8 },
+  { id: 'a4', name: 'Diana', birthday: '1985-03-20', popularity: 3.2 },
+  { id: 'a5', name: 'Ethan', birthday: '1972-11-30', popularity: 3.9 },
+  { id: 'a6', name: 'Fiona', birthday: '1988-07-14', popularity: 2.8 },
+];
+
+const BOOKS = [
+  { id: 'b1', title: 'Rust in action', author: 'a1', related: ['a2', 'a3'], genres: ['tech'] },
+  { id: 'b2', title: 'Captain Marvel story', author: 'a2', related: ['a3', 'a4'], genres: ['action', 'fiction'] },
+  { id: 'b3', title: 'The Great Gatsby', author: 'a3', related: ['a4', 'a5'], genres: ['action', 'classic'] },
+  { id: 'b4', title: 'To Kill a Mockingbird', author: 'a4', related: ['a5', 'a6'], genres: ['classic', 'drama'] },
+  { id: 'b5', title: '1984', author: 'a5', related: ['a6'], genres: ['dystopia'] },
+];
+
+beforeAll(async () => {
+  t = await startTestNode();
+  await t.client.updateExperimentalFeatures({ foreignKeys: true });
+  await t.client.index('authors').addDocuments(AUTHORS, { primaryKey: 'id' }).waitTask();
+  await t.client.index('authors').updateFilterableAttributes(['id', 'birthday', 'popularity']).waitTask();
+  await t.client
+    .index('books')
+    .updateSettings({
+      foreignKeys: [
+        { foreignIndexUid: 'authors', fieldName: 'author' },
+        { foreignIndexUid: 'authors', fieldName: 'related' },
+      ],
+      filterableAttributes: ['genres', 'author', 'related', 'title'],
+    })
+    .waitTask();
+  await t.client.index('books').addDocuments(BOOKS, { primaryKey: 'id' }).waitTask();
+  // A foreign key whose field is not filterable here.
+  await t.client.index('loose').addDocuments([{ id: 1, author: 'a1' }], { primaryKey: 'id' }).waitTask();
+  await t.client.index('loose').updateSettings({ foreignKeys: [{ foreignIndexUid: 'authors', fieldName: 'author' }] }).waitTask();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function apiError(p: Promise<unknown>) {
+  const e = await p.catch((x: unknown) => x);
+  expect(e).toBeInstanceOf(MeilisearchApiError);
+  const err = e as MeilisearchApiError;
+  return { status: err.response.status, ...(err.cause as { code: string; message: string }) };
+}
+
+const ids = (hits: readonly object[]) => hits.map((h) => (h as Record<string, unknown>)['id']).sort();
+
+describe('_foreign filters', () => {
+  it('select documents through the foreign index, alone or with local conditions', async () => {
+    const books = t.client.index('books');
+    const one = await books.search('', { filter: 'genres = action AND _foreign(author, birthday STARTS WITH "1958-" AND popularity >= 3.5)' });
+    expect(ids(one.hits)).toEqual(['b2']);
+    // Hydration still shows the referenced author.
+    expect(one.hits[0]!['author']).toEqual(AUTHORS[1]);
+    const either = await books.search('', {
+      filter: 'genres = classic AND (_foreign(author, birthday STARTS WITH "198") OR _foreign(related, birthday STARTS WITH "198"))',
+    });
+    expect(ids(either.hits)).toEqual(['b3', 'b4']);
+    // Arrays of ids match when any of them does; NOT takes the complement.
+    expect(ids((await books.search('', { filter: '_foreign(related, popularity > 4.6)' })).hits)).toEqual(['b1', 'b2']);
+    expect(ids((await books.search('', { filter: 'NOT _foreign(related, popularity > 4.6)' })).hits)).toEqual(['b3', 'b4', 'b5']);
+    // Nothing in the foreign index matches: nothing here either.
+    expect((await books.search('', { filter: '_foreign(author, popularity > 100)' })).hits).toEqual([]);
+  });
+
+  it('work in multi-search, federated search, facet search and document fetches', async () => {
+    const filter = '_foreign(author, popularity >= 4)';
+    const multi = await t.client.multiSearch({ queries: [{ indexUid: 'books', q: '', filter }] });
+    expect(ids(multi.results[0]!.hits)).toEqual(['b2', 'b3']);
+    const fed = await t.client.multiSearch({ federation: {}, queries: [{ indexUid: 'books', q: '', filter }] });
+    expect(ids(fed.hits)).toEqual(['b2', 'b3']);
+    const facets = await t.client.index('books').searchForFacetValues({ facetName: 'genres', filter });
+    expect(facets.facetHits).toEqual([
+      { value: 'action', count: 2 },
+      { value: 'classic', count: 1 },
+      { value: 'fiction', count: 1 },
+    ]);
+    const docs = await t.client.index('books').getDocuments({ filter, fields: ['id'] });
+    expect(ids(docs.results)).toEqual(['b2', 'b3']);
+  });
+
+  it('refuse a field that is not a foreign key, nested foreign filters, and bad inner filters, as the reference does', async () => {
+    const books = t.client.index('books');
+    expect(await apiError(books.search('', { filter: '_foreign(title, id = a1)' }))).toEqual({
+      status: 400,
+      code: 'invalid_search_filter',
+      type: 'invalid_request',
+      link: 'https://docs.meilisearch.com/errors#invalid_search_filter',
+      message: 'Index `books`: Field `title` is not a foreign key\n10:15 _foreign(title, id = a1)',
+    });
+    expect((await apiError(books.search('', { filter: '_foreign(author, id = a1 AND _foreign(related, id = a2))' }))).message).toBe(
+      'Nested foreign filters are not supported\n10:16 _foreign(author, id = a1 AND _foreign(related, id = a2))',
+    );
+    // The inner filter is checked against the foreign index's rules.
+    expect((await apiError(books.search('', { filter: '_foreign(author, name = Bob)' }))).message).toBe(
+      'Index `books`: Attribute `name` is not filterable. Available filterable attribute patterns are: `birthday`, `id`, `popularity`.\n18:22 _foreign(author, name = Bob)',
+    );
+    // The foreign key field itself must be filterable here: the error points into the condition it becomes.
+    expect(await apiError(t.client.index('loose').search('', { filter: '_foreign(author, id = a1)' }))).toMatchObject({
+      code: 'invalid_search_filter',
+      message: 'Index `loose`: Attribute `author` is not filterable. This index does not have configured filterable attributes.\n2:8 "author" IN ["a1"]',
+    });
+    const multi = await apiError(t.client.multiSearch({ federation: {}, queries: [{ indexUid: 'books', filter: '_foreign(title, id = a1)' }] }));
+    expect(multi.message).toBe('Inside `.queries[0]`: Index `books`: Field `title` is not a foreign key\n10:15 _foreign(title, id = a1)');
+    expect((await apiError(books.getDocuments({ filter: '_foreign(title, id = a1)' }))).code).toBe('invalid_document_filter');
+  });
+
+  it('need the foreignKeys feature', async () => {
+    await t.client.updateExperimentalFeatures({ foreignKeys: false });
+    try {
+      const filter = 'genres = action AND _foreign(author, popularity >= 3.5)';
+      expect(await apiError(t.client.index('books').search('', { filter }))).toMatchObject({
+        status: 400,
+        code: 'feature_not_enabled',
+        message: `using a foreign filter requires enabling the \`foreign_keys\` experimental feature. See https://github.com/orgs/meilisearch/discussions/873\n30:36 ${filter}`,
+      });
+      expect((await apiError(t.client.multiSearch({ queries: [{ indexUid: 'books', filter }] }))).message).toMatch(/^Inside `.queries\[0\]`: using a foreign filter requires/);
+      expect((await apiError(t.client.index('books').searchForFacetValues({ facetName: 'genres', filter }))).code).toBe('feature_not_enabled');
+      expect((await apiError(t.client.index('books').getDocuments({ filter }))).code).toBe('feature_not_enabled');
+    } finally {
+      await t.client.updateExperimentalFeatures({ foreignKeys: true });
+    }
+  });
+});
