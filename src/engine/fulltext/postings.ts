@@ -35,3 +35,68 @@ export function seekDoc(p: Posting, d: number, from = 0): number {
   }
   return lo;
 }
+
+/** First index of `xs` at or after `from` holding a value ≥ v (galloping, then binary search). */
+export function gallop(xs: Uint32Array, v: number, from: number): number {
+  let step = 1;
+  let hi = from;
+  while (hi < xs.length && xs[hi]! < v) {
+    from = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  if (hi > xs.length) hi = xs.length;
+  while (from < hi) {
+    const mid = (from + hi) >>> 1;
+    if (xs[mid]! < v) from = mid + 1;
+    else hi = mid;
+  }
+  return from;
+}
+
+/**
+ * [start, end) pairs of the entries of `list` (ascending docids, a document's entries
+ * together) that belong to `docs` (ascending).
+ */
+export function entryRanges(list: Uint32Array, docs: Uint32Array): number[] {
+  const out: number[] = [];
+  if (list.length > 8 * docs.length) {
+    let j = 0;
+    for (let i = 0; i < docs.length && j < list.length; i++) {
+      const d = docs[i]!;
+      j = gallop(list, d, j);
+      if (list[j] !== d) continue;
+      const start = j;
+      while (j < list.length && list[j] === d) j++;
+      out.push(start, j);
+    }
+    return out;
+  }
+  if (docs.length > 8 * list.length) {
+    let i = 0;
+    for (let j = 0; j < list.length && i < docs.length; ) {
+      const d = list[j]!;
+      let e = j + 1;
+      while (e < list.length && list[e] === d) e++;
+      i = gallop(docs, d, i);
+      if (docs[i] === d) out.push(j, e);
+      j = e;
+    }
+    return out;
+  }
+  let i = 0;
+  let j = 0;
+  while (i < docs.length && j < list.length) {
+    const d = docs[i]!;
+    const l = list[j]!;
+    if (d < l) i++;
+    else if (l < d) j++;
+    else {
+      const start = j;
+      while (j < list.length && list[j] === d) j++;
+      out.push(start, j);
+      i++;
+    }
+  }
+  return out;
+}

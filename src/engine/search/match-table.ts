@@ -8,7 +8,7 @@ import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
-import type { Posting } from '../fulltext/postings.js';
+import { entryRanges, gallop, type Posting } from '../fulltext/postings.js';
 
 import {
   COST_AT_0, EXACT_AT_START, EXACT_BITS, EXACT_PRESENT, EXACT_SHIFT, EXACT_WHOLE_FIELD, FID_MAX, FID_SHIFT, merge,
@@ -573,59 +573,6 @@ export class MatchTable {
 
 /** A slot with a typo count and the worst position and attribute costs: see fillTypos. */
 const TYPO_MASK_FILL = ((POS_MASK << POS_SHIFT) | (FID_MAX << FID_SHIFT)) >>> 0;
-
-/** First index of `xs` at or after `from` holding a value ≥ v (galloping, then binary search). */
-function gallop(xs: Uint32Array, v: number, from: number): number {
-  let step = 1;
-  let hi = from;
-  while (hi < xs.length && xs[hi]! < v) {
-    from = hi + 1;
-    hi += step;
-    step *= 2;
-  }
-  if (hi > xs.length) hi = xs.length;
-  while (from < hi) {
-    const mid = (from + hi) >>> 1;
-    if (xs[mid]! < v) from = mid + 1;
-    else hi = mid;
-  }
-  return from;
-}
-
-/**
- * [start, end) pairs of the entries of `list` (ascending docids, a document's entries
- * together) that belong to `docs` (ascending).
- */
-function entryRanges(list: Uint32Array, docs: Uint32Array): number[] {
-  const out: number[] = [];
-  if (list.length > 8 * docs.length) {
-    let j = 0;
-    for (let i = 0; i < docs.length && j < list.length; i++) {
-      const d = docs[i]!;
-      j = gallop(list, d, j);
-      if (list[j] !== d) continue;
-      const start = j;
-      while (j < list.length && list[j] === d) j++;
-      out.push(start, j);
-    }
-    return out;
-  }
-  let i = 0;
-  let j = 0;
-  while (i < docs.length && j < list.length) {
-    const d = docs[i]!;
-    const l = list[j]!;
-    if (d < l) i++;
-    else if (l < d) j++;
-    else {
-      const start = j;
-      while (j < list.length && list[j] === d) j++;
-      out.push(start, j);
-      i++;
-    }
-  }
-  return out;
-}
 
 /** Calls `visit` for every value in both ascending arrays, walking the shorter one. */
 function intersectSorted(a: Uint32Array, b: Uint32Array, visit: (d: number) => void): void {

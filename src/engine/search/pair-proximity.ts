@@ -4,7 +4,7 @@
 // the proximity rule faces thousands of documents, where reading every document's
 // record one by one would cost far more.
 
-import { seekDoc, type Posting } from '../fulltext/postings.js';
+import { entryRanges, seekDoc, type Posting } from '../fulltext/postings.js';
 import type { Unit } from './derivations.js';
 
 export const MAX_PAIR_COST = 3;
@@ -52,23 +52,32 @@ function runEnd(p: Posting, i: number): number {
 
 /**
  * Pair costs of `left` followed by `right` for the documents flagged in `inBucket`,
- * written into `out` (by docid; documents without both units keep MAX_PAIR_COST).
+ * written into `out` (by docid; documents without both units keep MAX_PAIR_COST). With
+ * `bucket` (those documents, ascending) much smaller than the lists, only their entries
+ * are read, found by galloping.
  */
 export function bulkPairCosts(
   left: Unit, right: Unit, inBucket: Uint8Array, out: Uint8Array,
-  weights: Int32Array, byAttribute: boolean,
+  weights: Int32Array, byAttribute: boolean, bucket: Uint32Array | null = null,
 ): void {
   const span = left.isPhrase ? left.qposEnd - left.qpos : 0;
+  // Entry runs of the bucket's documents in each list, found once per list.
+  const rightRanges = bucket === null ? null : right.sources.map((sb) => entryRanges(sb.posting.docs, bucket));
   for (const sa of left.sources) {
-    for (const sb of right.sources) {
-      const A = sa.posting;
+    const A = sa.posting;
+    const ra = bucket === null ? null : entryRanges(A.docs, bucket);
+    right.sources.forEach((sb, k) => {
       const B = sb.posting;
-      if (A.docs.length === 0 || B.docs.length === 0) continue;
+      if (A.docs.length === 0 || B.docs.length === 0) return;
       const visit = (d: number, a0: number, a1: number, b0: number, b1: number) => {
         if (inBucket[d] !== 1 || out[d] === 0) return;
         const c = closestPair(A.fps, a0, a1, span, B.fps, b0, b1, byAttribute, weights);
         if (c < out[d]!) out[d] = c;
       };
+      if (ra !== null && rightRanges !== null) {
+        pairRanges(A, ra, B, rightRanges[k]!, visit);
+        return;
+      }
       if (A.docs.length > 8 * B.docs.length) {
         let a = 0;
         for (let j = 0; j < B.docs.length; ) {
@@ -104,6 +113,53 @@ export function bulkPairCosts(
           }
         }
       }
+    });
+  }
+}
+
+/** First run index (even, at or after `from`) of `runs` whose document is ≥ d. */
+function seekRun(p: Posting, runs: number[], d: number, from: number): number {
+  let lo = from >> 1;
+  let hi = runs.length >> 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (p.docs[runs[mid * 2]!]! < d) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo * 2;
+}
+
+/** Visits the documents both lists' entry runs hold, walking the shorter and seeking in the longer. */
+function pairRanges(
+  A: Posting, x: number[], B: Posting, y: number[],
+  visit: (d: number, a0: number, a1: number, b0: number, b1: number) => void,
+): void {
+  if (x.length === 0 || y.length === 0) return;
+  if (x.length > 8 * y.length || y.length > 8 * x.length) {
+    const xShort = x.length <= y.length;
+    const [S, s, L, l] = xShort ? [A, x, B, y] : [B, y, A, x];
+    let at = 0;
+    for (let i = 0; i < s.length && at < l.length; i += 2) {
+      const d = S.docs[s[i]!]!;
+      at = seekRun(L, l, d, at);
+      if (at < l.length && L.docs[l[at]!] === d) {
+        if (xShort) visit(d, s[i]!, s[i + 1]!, l[at]!, l[at + 1]!);
+        else visit(d, l[at]!, l[at + 1]!, s[i]!, s[i + 1]!);
+      }
+    }
+    return;
+  }
+  let i = 0;
+  let j = 0;
+  while (i < x.length && j < y.length) {
+    const da = A.docs[x[i]!]!;
+    const db = B.docs[y[j]!]!;
+    if (da < db) i += 2;
+    else if (db < da) j += 2;
+    else {
+      visit(da, x[i]!, x[i + 1]!, y[j]!, y[j + 1]!);
+      i += 2;
+      j += 2;
     }
   }
 }

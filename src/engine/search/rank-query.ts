@@ -287,15 +287,18 @@ class Context implements RankingContext {
     let entry = this.pairCache.get(key);
     if (!entry) this.pairCache.set(key, (entry = { out: new Uint8Array(n).fill(MAX_PAIR_COST), done: new Uint8Array(n) }));
     const todo = new Uint8Array(n);
-    let any = false;
+    const list: number[] = [];
     for (let i = 0; i < docs.length; i++) {
       const d = docs[i]!;
       if (entry.done[d] === 1) continue;
       todo[d] = 1;
       entry.done[d] = 1;
-      any = true;
+      list.push(d);
     }
-    if (any) bulkPairCosts(left, right, todo, entry.out, this.table.opts.rankWeights ?? this.table.opts.weights, this.proximityByAttribute);
+    if (list.length > 0) {
+      const weights = this.table.opts.rankWeights ?? this.table.opts.weights;
+      bulkPairCosts(left, right, todo, entry.out, weights, this.proximityByAttribute, Uint32Array.from(list));
+    }
     return entry.out;
   }
 
