@@ -234,6 +234,24 @@ export function recordFieldCount(buf: Uint8Array, fid: number): number {
   return 0;
 }
 
+/**
+ * The token pairs of an encoded record alone (word id, fp): what matching a query against a
+ * document reads, without its field counts or its JSON values.
+ */
+export function decodeTokens(bytes: Uint8Array): Uint32Array {
+  const r = new VarintReader(bytes);
+  const pairs = r.next();
+  for (let n = r.next(); n > 0; n--) r.next();
+  const tokens = new Uint32Array(pairs * 2);
+  let prev = 0;
+  for (let i = 0; i < pairs * 2; i += 2) {
+    tokens[i] = r.next();
+    prev += r.next();
+    tokens[i + 1] = prev;
+  }
+  return tokens;
+}
+
 export function decodeRecord(bytes: Uint8Array, slab?: Slab): DocRecord {
   const r = new VarintReader(bytes);
   const pairs = r.next();

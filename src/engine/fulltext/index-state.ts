@@ -55,6 +55,11 @@ export function recordOf(state: IndexState, d: number): DocRecord | undefined {
   return state.view.record(d);
 }
 
+/** A document's token pairs (word id, fp), without decoding the rest of its record. */
+export function recordTokens(state: IndexState, d: number): Uint32Array | undefined {
+  return state.view.tokens(d);
+}
+
 /**
  * Words of field `fid` in every document (by docid), built once per state: exactness
  * checks ask it for thousands of documents per query.

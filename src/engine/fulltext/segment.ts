@@ -4,7 +4,7 @@
 // by a batch, only merged with their neighbours. A document lives in the newest segment
 // that holds or deletes it: `owner` says which, per docid.
 
-import { decodeRecord, encodeRecord, type DocRecord } from './doc-record.js';
+import { decodeRecord, decodeTokens, encodeRecord, type DocRecord } from './doc-record.js';
 import { buildArena, EMPTY_ARENA, listAt, mergeArenas, slotOf, type ListArena } from './list-arena.js';
 import { EMPTY_POSTING, type ListKeys, type Posting } from './postings.js';
 import type { Yielder } from './yielder.js';
@@ -283,6 +283,14 @@ export class SegmentView {
     if (i < 0) return undefined;
     const s = this.segments[i]!;
     return decodeRecord(recordBytes(s, searchSorted(s.docs, d)));
+  }
+
+  /** The token pairs of a live document's record (decoded on each call), or undefined. */
+  tokens(d: number): Uint32Array | undefined {
+    const i = this.ownerOf(d);
+    if (i < 0) return undefined;
+    const s = this.segments[i]!;
+    return decodeTokens(recordBytes(s, searchSorted(s.docs, d)));
   }
 
   /** Calls `fn(docid, bytes)` with the encoded record of every live document, in docid order per segment. */

@@ -3,7 +3,7 @@
 // that are not single words (phrases, prefix lists) are kept aside and looked up in
 // their posting lists.
 
-import { recordOf, type IndexState } from '../fulltext/index-state.js';
+import { recordTokens, type IndexState } from '../fulltext/index-state.js';
 import { seekDoc, type Posting } from '../fulltext/postings.js';
 import type { Unit } from './derivations.js';
 import type { WordSlots } from './scratch.js';
@@ -27,6 +27,8 @@ export class WordUnitMap {
   private readonly words: number[] = [];
   readonly lists: ListSource[] = [];
   private released = false;
+  private lastDoc = -1;
+  private lastTokens: Uint32Array | undefined;
 
   constructor(state: IndexState, units: readonly Unit[], private readonly slots: WordSlots) {
     this.slot = slots.acquire(state.wordCount);
@@ -51,9 +53,14 @@ export class WordUnitMap {
 
   /** Calls `visit` for every match of the query in the document, in token order then list order. */
   forEachMatch(state: IndexState, d: number, visit: MatchVisitor): void {
-    const rec = recordOf(state, d);
-    if (rec) {
-      const t = rec.tokens;
+    // A document's matches are read twice in a row (its aggregates, then its occurrences):
+    // the last document's tokens are kept.
+    if (d !== this.lastDoc) {
+      this.lastTokens = recordTokens(state, d);
+      this.lastDoc = d;
+    }
+    const t = this.lastTokens;
+    if (t) {
       const slot = this.slot;
       for (let i = 0; i < t.length; i += 2) {
         let e = slot[t[i]!]!;
