@@ -8,6 +8,9 @@ import { seekDoc, type Posting } from '../fulltext/postings.js';
 import type { Unit } from './derivations.js';
 import type { WordSlots } from './scratch.js';
 
+/** Documents whose tokens one query keeps (a few MB of long documents at most). */
+const KEPT_TOKENS_DOCS = 4096;
+
 export interface ListSource {
   unit: number;
   typo: number;
@@ -27,8 +30,7 @@ export class WordUnitMap {
   private readonly words: number[] = [];
   readonly lists: ListSource[] = [];
   private released = false;
-  private lastDoc = -1;
-  private lastTokens: Uint32Array | undefined;
+  private readonly tokens = new Map<number, Uint32Array | undefined>();
 
   constructor(state: IndexState, units: readonly Unit[], private readonly slots: WordSlots) {
     this.slot = slots.acquire(state.wordCount);
@@ -53,13 +55,13 @@ export class WordUnitMap {
 
   /** Calls `visit` for every match of the query in the document, in token order then list order. */
   forEachMatch(state: IndexState, d: number, visit: MatchVisitor): void {
-    // A document's matches are read twice in a row (its aggregates, then its occurrences):
-    // the last document's tokens are kept.
-    if (d !== this.lastDoc) {
-      this.lastTokens = recordTokens(state, d);
-      this.lastDoc = d;
+    // A document's matches are read twice (its aggregates, then its occurrences for the
+    // proximity rule): the tokens of the first few thousand documents read are kept.
+    let t = this.tokens.get(d);
+    if (t === undefined && !this.tokens.has(d)) {
+      t = recordTokens(state, d);
+      if (this.tokens.size < KEPT_TOKENS_DOCS) this.tokens.set(d, t);
     }
-    const t = this.lastTokens;
     if (t) {
       const slot = this.slot;
       for (let i = 0; i < t.length; i += 2) {
