@@ -2,6 +2,7 @@ import { ApiError } from '../errors/api-error.js';
 import { KeySpace, decodeUint } from '../store/keys.js';
 import type { KvReader, KvStore, WriteBatch } from '../store/kv.js';
 import type { Doc } from './documents/primary-key.js';
+import { decodeDoc } from './documents/document-json.js';
 import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './indexes/index-handle.js';
 import type { SearchIndexFactory } from './structures/search-index.js';
 import { defaultSearchFactory } from './structures/default-structures.js';
@@ -96,7 +97,7 @@ export class Engine {
     const docs = IndexHandle.documentSpaceOf(meta.id);
     const store = this.store;
     async function* documents(): AsyncGenerator<[number, Doc]> {
-      for await (const e of store.scan({ prefix: docs.prefix })) yield [decodeUint(docs.strip(e.key)), JSON.parse(e.value.toString()) as Doc];
+      for await (const e of store.scan({ prefix: docs.prefix })) yield [decodeUint(docs.strip(e.key)), decodeDoc(e.value)];
     }
     const onRebuilt = (reason: string) => this.onRebuilt?.(meta.uid, reason);
     const search = await this.structures.open({
@@ -140,7 +141,7 @@ export class Engine {
 
   async readDocs(reader: KvReader, h: IndexHandle, docids: readonly number[]): Promise<(Doc | null)[]> {
     const bufs = await reader.getMany(docids.map((d) => h.docKey(d)));
-    return bufs.map((b) => (b ? (JSON.parse(b.toString()) as Doc) : null));
+    return bufs.map((b) => (b ? decodeDoc(b) : null));
   }
 
   async getDocument(uid: string, id: string): Promise<Doc | null> {
@@ -154,7 +155,7 @@ export class Engine {
   /** Every document of an index in docid order, read under one consistent snapshot. */
   async *allDocuments(h: IndexHandle, reader: KvReader = this.store): AsyncGenerator<[number, Doc]> {
     for await (const e of reader.scan({ prefix: h.docs.prefix })) {
-      yield [decodeUint(h.docs.strip(e.key)), JSON.parse(e.value.toString()) as Doc];
+      yield [decodeUint(h.docs.strip(e.key)), decodeDoc(e.value)];
     }
   }
 
@@ -175,7 +176,7 @@ export class Engine {
       let skipped = 0;
       for await (const e of this.store.scan({ prefix: h.docs.prefix, limit: opts.offset + opts.limit })) {
         if (skipped++ < opts.offset) continue;
-        results.push(JSON.parse(e.value.toString()) as Doc);
+        results.push(decodeDoc(e.value));
       }
     }
     return { results, total: h.meta.docCount };

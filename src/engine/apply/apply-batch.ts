@@ -7,6 +7,7 @@ import { filterDocids } from '../facets/index.js';
 import { parseRequiredFilter } from '../filter/filter-tree.js';
 import type { BatchTask, IndexOperation, ProcessedBatch, TaskOutcome } from './types.js';
 import type { Doc } from '../documents/primary-key.js';
+import { encodeDoc } from '../documents/document-json.js';
 import { extractDocumentId, inferPrimaryKey } from '../documents/primary-key.js';
 import { Engine, indexNotFound } from '../engine.js';
 import { INDEX_UIDS, IndexHandle, type IndexMeta } from '../indexes/index-handle.js';
@@ -33,7 +34,7 @@ function aboutIndex(uid: string, e: unknown): unknown {
 }
 
 function docBytes(doc: Doc): number {
-  return Buffer.byteLength(JSON.stringify(doc));
+  return Buffer.byteLength(encodeDoc(doc));
 }
 
 /** The state of one index's documents while a batch is processed; tasks fork and merge it. */
@@ -327,7 +328,7 @@ async function finishDocuments(
       meta.rawDocumentBytes -= docBytes(before);
     }
     if (after) {
-      const json = JSON.stringify(after);
+      const json = encodeDoc(after);
       encoded.set(docid, json);
       bump(after, +1);
       meta.docCount++;

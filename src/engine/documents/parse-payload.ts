@@ -3,6 +3,7 @@ import type { Doc } from './primary-key.js';
 import { parseCsv } from './parse-csv.js';
 import { depthMessage, jsonDepthExceeded } from '../../util/json-depth.js';
 import { jsonSyntaxError } from '../../util/json-syntax.js';
+import { parseJson } from '../../util/exact-json.js';
 
 export type PayloadFormat = 'json' | 'ndjson' | 'csv';
 
@@ -25,11 +26,14 @@ function decode(format: PayloadFormat, body: Buffer): string {
   }
 }
 
-/** NDJSON positions count from each line, as the reference's parser reads one line at a time. */
+/**
+ * NDJSON positions count from each line, as the reference's parser reads one line at a time.
+ * Integers of the u64/i64 range that a double cannot hold come out as bigints (see exact-json.ts).
+ */
 function parseJsonText(format: PayloadFormat, text: string): unknown {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch (e) {
     throw undeserializable(format, jsonSyntaxError(text) ?? (e as Error).message);
   }
