@@ -172,6 +172,47 @@ describe('integer document ids past 2^53', () => {
   });
 });
 
+describe('big integers beside vectors, geo points and templates', () => {
+  it('finds documents similar to one named by its big id, with big integers as vector components', async () => {
+    await t.client.index('vec').updateSettings({ embedders: { manual: { source: 'userProvided', dimensions: 2 } } }).waitTask();
+    const task = await enqueue(
+      'POST',
+      '/indexes/vec/documents?primaryKey=id',
+      `[{"id": ${U64_MAX}, "_vectors": {"manual": [1, 0]}}, {"id": ${ABOVE}, "_vectors": {"manual": [0.9, 0.1]}}, {"id": 3, "_vectors": {"manual": [1, ${U64_MAX}]}}]`,
+    );
+    expect(task.status).toBe('succeeded');
+    const similar = await raw('POST', '/indexes/vec/similar', `{"id": ${U64_MAX}, "embedder": "manual"}`);
+    expect(similar.status).toBe(200);
+    expect(idsIn(similar.text)).toEqual([ABOVE, '3']);
+    const vectors = await raw('GET', '/indexes/vec/documents/3?retrieveVectors=true');
+    expect(vectors.text).toContain('"embeddings":[[1,18446744073709552000]]');
+  });
+
+  it('reads a big integer as a (far away) coordinate and names a big id in a geo error', async () => {
+    await t.client.index('geo').updateSettings({ filterableAttributes: ['_geo'] }).waitTask();
+    const bad = await enqueue('POST', '/indexes/geo/documents?primaryKey=id', `[{"id": ${U64_MAX}, "_geo": {"lat": "north", "lng": 2}}]`);
+    expect(bad.status).toBe('failed');
+    expect(bad.error?.message).toContain(`in the document with the id: \`"${U64_MAX}"\``);
+    const far = await enqueue('POST', '/indexes/geo/documents?primaryKey=id', `[{"id": 1, "_geo": {"lat": ${U64_MAX}, "lng": 2}}]`);
+    expect(far.status).toBe('succeeded');
+  });
+
+  it('prints big integers with every digit in document templates', async () => {
+    await t.client.updateExperimentalFeatures({ renderRoute: true } as never);
+    await enqueue('POST', '/indexes/tpl/documents?primaryKey=id', `[{"id": ${U64_MAX}, "n": ${I64_MIN}}]`);
+    const r = await raw(
+      'POST',
+      '/render-template',
+      JSON.stringify({
+        template: { kind: 'inlineDocumentTemplate', inline: '{{ doc.id }} {{ doc.n }} {% if doc.id > 1 %}big{% endif %} {{ doc.id | plus: 0 }}' },
+        input: { kind: 'indexDocument', indexUid: 'tpl', id: U64_MAX },
+      }),
+    );
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.text)).toMatchObject({ rendered: `${U64_MAX} ${I64_MIN} big 18446744073709552000` });
+  });
+});
+
 describe('big integers across a restart and a dump', () => {
   it('keeps the digits in the stored documents and in a dump imported elsewhere', async () => {
     const work = tempDir('trine-big-');
