@@ -2,7 +2,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync, type ZlibOptions } from 
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { formatByteSize } from '../config/byte-size.js';
-import { depthMessage, jsonDepthExceeded } from '../util/json-depth.js';
+import { depthMessage, jsonShape } from '../util/json-depth.js';
 import { jsonSyntaxError } from '../util/json-syntax.js';
 import { parseJson } from '../util/exact-json.js';
 
@@ -98,10 +98,10 @@ export function jsonBodyAndText(req: FastifyRequest, limit: number, exactInteger
     throw new ApiError('malformed_payload', 'The json payload provided is malformed. `The payload is not valid UTF-8`.');
   }
   if (text.trim() === '') throw new ApiError('missing_payload', 'A json payload is missing.');
-  const tooDeep = jsonDepthExceeded(text);
+  const { tooDeep, longNumbers } = jsonShape(text);
   if (tooDeep) throw new ApiError('malformed_payload', `The json payload provided is malformed. \`${depthMessage(tooDeep)}\`.`);
   try {
-    return { value: exactIntegers ? parseJson(text) : JSON.parse(text), text };
+    return { value: exactIntegers && longNumbers ? parseJson(text) : JSON.parse(text), text };
   } catch (e) {
     throw new ApiError('malformed_payload', `The json payload provided is malformed. \`${jsonSyntaxError(text) ?? (e as Error).message}\`.`);
   }
