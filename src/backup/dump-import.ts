@@ -107,7 +107,8 @@ export async function importDump(path: string, store: KvStore, embedderEnv?: Emb
       case 'payload':
         await flushDocuments();
         index = null;
-        wb.put(PAYLOADS.key(rec.taskUid), encodePayload(rec.documents));
+        // Its task, a record of its own, says whether it holds big integers, as it did where the dump was made.
+        wb.put(PAYLOADS.key(rec.taskUid), encodePayload(rec.documents).bytes);
         break;
       case 'task':
         await flushDocuments();

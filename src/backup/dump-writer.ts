@@ -13,7 +13,7 @@ import { VERSION } from '../version.js';
 import { DUMP_FORMAT, DUMP_VERSION, type DumpRecord } from './dump-format.js';
 import { AtomicFileWriter } from './file-writer.js';
 import { stringifyJson } from '../util/exact-json.js';
-import { decodePayload } from '../engine/documents/document-json.js';
+import { decodePayload, payloadHasExactIntegers } from '../engine/documents/document-json.js';
 
 export interface DumpJob {
   path: string;
@@ -92,7 +92,7 @@ export async function writeDump(store: KvStore, engine: Engine, queue: TaskQueue
     const payloads = await snap.getMany(withPayload.map((t) => PAYLOADS.key(t.uid)));
     for (let i = 0; i < withPayload.length; i++) {
       const buf = payloads[i];
-      if (buf) await put({ kind: 'payload', taskUid: withPayload[i]!.uid, documents: decodePayload(buf) });
+      if (buf) await put({ kind: 'payload', taskUid: withPayload[i]!.uid, documents: decodePayload(buf, payloadHasExactIntegers(withPayload[i]!.params)) });
     }
     const finishedAt = Math.max(Date.now(), job.batch.startedAt);
     for (const t of tasks) {

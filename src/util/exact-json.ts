@@ -156,5 +156,19 @@ export function stringifyJson(value: unknown): string {
     // JSON.stringify refuses a bigint with a TypeError (as it does a cycle, which fails again below).
     if (!(e instanceof TypeError)) throw e;
   }
+  return withBigInts(value);
+}
+
+/** `stringifyJson`, and whether the value held a bigint. */
+export function stringifyJsonNoting(value: unknown): { text: string; bigIntegers: boolean } {
+  try {
+    return { text: JSON.stringify(value), bigIntegers: false };
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+  }
+  return { text: withBigInts(value), bigIntegers: true };
+}
+
+function withBigInts(value: unknown): string {
   return JSON.stringify(value, markBigInt).replace(MARKED, '$1');
 }

@@ -169,7 +169,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       delimiter = q.csvDelimiter;
     }
     const docs = parseDocumentsPayload(format, rawBody(req, app.bodyLimits.payload), delimiter);
-    const payload = encodePayload(docs);
+    const { bytes: payload, exactIntegers } = encodePayload(docs);
     const spec: TaskSpec = {
       type: 'documentAdditionOrUpdate',
       indexUid: uid,
@@ -179,6 +179,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
         method,
         primaryKey: q.primaryKey ?? null,
         ...(q.skipCreation ? { skipCreation: true } : {}),
+        ...(exactIntegers ? { exactIntegers: true as const } : {}),
         ...(requestGrant(req).mayCreateIndexes ? {} : { createIndex: false as const }),
       },
       payloadBytes: payload.length,

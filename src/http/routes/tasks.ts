@@ -8,7 +8,7 @@ import { FILTER_PARAMS, matchesTask, parseFilterParam, type FilterParam, type Ta
 import { taskView, type TaskRecord } from '../../tasks/task.js';
 import { enqueueTask } from './params.js';
 import { PAYLOADS } from '../../tasks/task-queue.js';
-import { decodePayload } from '../../engine/documents/document-json.js';
+import { decodePayload, payloadHasExactIntegers } from '../../engine/documents/document-json.js';
 import { stringifyJson } from '../../util/exact-json.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
@@ -179,7 +179,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
           `Task \`${t.uid}\` does not contain any documents. Only \`documentAdditionOrUpdate\` tasks contain documents`,
         );
       }
-      const docs = decodePayload(payload);
+      const docs = decodePayload(payload, payloadHasExactIntegers(t.params));
       reply.header('content-type', 'application/x-ndjson');
       return reply.send(Readable.from(ndjsonChunks(docs)));
     },
