@@ -162,6 +162,16 @@ describe('integer document ids past 2^53', () => {
     expect(docs.text).toBe(`{"id":${U64_MAX},"n":${I64_MIN}}\n`);
   });
 
+  it('pins a document named by its big id in a dynamic search rule', async () => {
+    await t.client.updateExperimentalFeatures({ dynamicSearchRules: true } as never);
+    const body = `{"conditions": {"query": {"isEmpty": true}}, "actions": [{"selector": {"indexUid": "big", "id": ${ABOVE}}, "action": {"type": "pin", "position": 0}}]}`;
+    const task = await enqueue('PATCH', '/dynamic-search-rules/pin-above', body);
+    expect(task.status).toBe('succeeded');
+    const r = await raw('POST', '/indexes/big/search', '{"q": "", "attributesToRetrieve": ["id"]}');
+    expect(idsIn(r.text)[0]).toBe(ABOVE);
+    await enqueue('DELETE', '/dynamic-search-rules/pin-above', '');
+  });
+
   it('lets a document edition keep and change big integers', async () => {
     await t.client.updateExperimentalFeatures({ editDocumentsByFunction: true });
     await enqueue('POST', '/indexes/edited/documents?primaryKey=id', `[{"id": ${U64_MAX}, "n": ${ABOVE}, "t": "a"}]`);
