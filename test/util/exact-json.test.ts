@@ -3,7 +3,7 @@
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { integerValue, parseJson, stringifyJson } from '../../src/util/exact-json.js';
+import { integerValue, mayHoldBigIntegers, parseJson, stringifyJson, stringifyJsonNoting } from '../../src/util/exact-json.js';
 
 const U64_MAX = 18446744073709551615n;
 const I64_MIN = -9223372036854775808n;
@@ -18,6 +18,15 @@ describe('integerValue', () => {
     // serde_json reads what neither u64 nor i64 holds as a double.
     expect(integerValue('18446744073709551616')).toBe(18446744073709551616);
     expect(integerValue('-9223372036854775809')).toBe(-9223372036854775809);
+  });
+});
+
+describe('mayHoldBigIntegers', () => {
+  it('answers false for digit runs that cannot start a number', () => {
+    expect(mayHoldBigIntegers('{"pi": "3.14159265358979323846", "code": "AB12345678901234567890"}')).toBe(false);
+    expect(mayHoldBigIntegers('{"id": 12345678901234567890}')).toBe(true);
+    expect(mayHoldBigIntegers('[-12345678901234567890]')).toBe(true);
+    expect(mayHoldBigIntegers('12345678901234567890')).toBe(true);
   });
 });
 
@@ -99,6 +108,11 @@ describe('stringifyJson', () => {
         expect(parseJson(stringifyJson(docs))).toEqual(docs);
       }),
     );
+  });
+
+  it('says whether the value held a bigint', () => {
+    expect(stringifyJsonNoting([{ id: 1 }])).toEqual({ text: '[{"id":1}]', bigIntegers: false });
+    expect(stringifyJsonNoting([{ id: U64_MAX }])).toEqual({ text: `[{"id":${U64_MAX}}]`, bigIntegers: true });
   });
 
   it('still refuses a cycle', () => {
