@@ -134,6 +134,13 @@ describe('integer document ids past 2^53', () => {
     expect(idsIn(left.text)).toEqual([AT]);
   });
 
+  it('reads big integers added to an index that held none before', async () => {
+    await enqueue('POST', '/indexes/later/documents?primaryKey=id', '[{"id": 1, "n": 2}]');
+    await enqueue('POST', '/indexes/later/documents', `[{"id": ${U64_MAX}, "n": ${I64_MIN}}]`);
+    const r = await raw('GET', '/indexes/later/documents');
+    expect(r.text).toContain(`"results":[{"id":1,"n":2},{"id":${U64_MAX},"n":${I64_MIN}}]`);
+  });
+
   it('reads big integer ids from NDJSON and from CSV number columns', async () => {
     const nd = await enqueue('POST', '/indexes/lines/documents?primaryKey=id', `{"id": ${U64_MAX}, "v": ${I64_MIN}}\n{"id": ${ABOVE}}\n{"id": ${AT}}\n`, 'application/x-ndjson');
     expect(nd.details).toMatchObject({ indexedDocuments: 3 });

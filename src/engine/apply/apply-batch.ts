@@ -34,7 +34,7 @@ function aboutIndex(uid: string, e: unknown): unknown {
 }
 
 function docBytes(doc: Doc): number {
-  return Buffer.byteLength(encodeDoc(doc));
+  return Buffer.byteLength(encodeDoc(doc).text);
 }
 
 /** The state of one index's documents while a batch is processed; tasks fork and merge it. */
@@ -328,7 +328,13 @@ async function finishDocuments(
       meta.rawDocumentBytes -= docBytes(before);
     }
     if (after) {
-      const json = encodeDoc(after);
+      const { text: json, exactIntegers } = encodeDoc(after);
+      if (exactIntegers && !meta.exactIntegers) {
+        meta.exactIntegers = true;
+        // Readers see the new documents once the batch is committed, a moment before the new
+        // meta is published: they must already read them with their big integers.
+        if (existing) existing.meta.exactIntegers = true;
+      }
       encoded.set(docid, json);
       bump(after, +1);
       meta.docCount++;

@@ -2,15 +2,22 @@
 // was sent comes back to the digit (see exact-json.ts). Documents stored before big integers
 // were kept read the same: they are plain JSON.
 
-import { parseJson, stringifyJson, stringifyJsonNoting } from '../../util/exact-json.js';
+import { parseJson, stringifyJsonNoting } from '../../util/exact-json.js';
 import type { Doc } from './primary-key.js';
 
-export function encodeDoc(doc: Doc): string {
-  return stringifyJson(doc);
+/** The stored text of a document, and whether it holds big integers (its index notes it: `IndexMeta.exactIntegers`). */
+export function encodeDoc(doc: Doc): { text: string; exactIntegers: boolean } {
+  const { text, bigIntegers } = stringifyJsonNoting(doc);
+  return { text, exactIntegers: bigIntegers };
 }
 
-export function decodeDoc(bytes: Buffer): Doc {
-  return parseJson(bytes.toString()) as Doc;
+/**
+ * A stored document. `exactIntegers` false (an index that never stored a big integer) reads
+ * it as plain JSON, sparing every read the search for long numbers.
+ */
+export function decodeDoc(bytes: Buffer, exactIntegers: boolean): Doc {
+  const text = bytes.toString();
+  return (exactIntegers ? parseJson(text) : JSON.parse(text)) as Doc;
 }
 
 /**
