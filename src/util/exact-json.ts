@@ -26,11 +26,6 @@ export function integerValue(text: string): number | bigint {
   return b >= I64_MIN && b <= U64_MAX ? b : n;
 }
 
-/** A JSON value where a number of the u64/i64 range may be a bigint (see `parseJson`). */
-export function isExactInteger(v: unknown): v is bigint {
-  return typeof v === 'bigint';
-}
-
 // A safe integer has at most 16 digits; any integer a double cannot hold has 16 or more.
 const LONG_DIGITS = /\d{16,}/g;
 const INTEGER = /^-?(?:0|[1-9]\d*)$/;
