@@ -11,6 +11,7 @@ import type { IndexSettings } from '../engine/settings/settings.js';
 import type { BatchRecord } from '../tasks/batch.js';
 import type { TaskRecord } from '../tasks/task.js';
 import { BackupFileError } from './file-writer.js';
+import { mayHoldBigIntegers, parseJson } from '../util/exact-json.js';
 
 /**
  * The dump format: portable across versions and storage layouts, because it holds what the
@@ -112,7 +113,10 @@ export async function* readDump(path: string): AsyncGenerator<DumpRecord> {
     if (end) throw new BackupFileError(`The dump ${path} is corrupted: line ${line} comes after its end record.`);
     let rec: DumpRecord;
     try {
-      rec = JSON.parse(bytes.toString('utf8')) as DumpRecord;
+      const text = bytes.toString('utf8');
+      rec = JSON.parse(text) as DumpRecord;
+      // Documents keep their big integers to the digit (see exact-json.ts); the other records hold none.
+      if ((rec?.kind === 'document' || rec?.kind === 'payload') && mayHoldBigIntegers(text)) rec = parseJson(text) as DumpRecord;
     } catch {
       if (line === 1) throw new BackupFileError(`${path} is not a Trine dump: its first line is not JSON.`);
       throw new BackupFileError(`The dump ${path} is corrupted: line ${line} is not valid JSON.`);

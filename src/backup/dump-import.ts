@@ -11,6 +11,7 @@ import type { KvStore } from '../store/kv.js';
 import { PAYLOADS, TaskQueue } from '../tasks/task-queue.js';
 import { readDump, type DumpRecord } from './dump-format.js';
 import { BackupFileError } from './file-writer.js';
+import { encodePayload } from '../engine/documents/document-json.js';
 
 /** Documents indexed per batch while importing: large enough to index fast, small enough to hold in memory. */
 const DOCUMENTS_PER_BATCH = 10_000;
@@ -106,7 +107,8 @@ export async function importDump(path: string, store: KvStore, embedderEnv?: Emb
       case 'payload':
         await flushDocuments();
         index = null;
-        wb.put(PAYLOADS.key(rec.taskUid), JSON.stringify(rec.documents));
+        // Its task, a record of its own, says whether it holds big integers, as it did where the dump was made.
+        wb.put(PAYLOADS.key(rec.taskUid), encodePayload(rec.documents).bytes);
         break;
       case 'task':
         await flushDocuments();

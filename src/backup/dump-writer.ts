@@ -3,7 +3,6 @@ import { ChatWorkspaces } from '../chat/workspaces.js';
 import { SearchRuleStore } from '../engine/search-rules/rules.js';
 import { NetworkStore } from '../engine/network/network.js';
 import { WebhookStore } from '../webhooks/webhook-store.js';
-import type { Doc } from '../engine/documents/primary-key.js';
 import type { Engine } from '../engine/engine.js';
 import { ExperimentalFeatures } from '../features/experimental-features.js';
 import type { KvStore } from '../store/kv.js';
@@ -13,6 +12,8 @@ import { isFinished, type TaskRecord } from '../tasks/task.js';
 import { VERSION } from '../version.js';
 import { DUMP_FORMAT, DUMP_VERSION, type DumpRecord } from './dump-format.js';
 import { AtomicFileWriter } from './file-writer.js';
+import { stringifyJson } from '../util/exact-json.js';
+import { decodePayload, payloadHasExactIntegers } from '../engine/documents/document-json.js';
 
 export interface DumpJob {
   path: string;
@@ -41,7 +42,7 @@ export async function writeDump(store: KvStore, engine: Engine, queue: TaskQueue
   const w = new AtomicFileWriter(job.path, { gzip: true });
   let records = 0;
   const put = async (rec: DumpRecord) => {
-    await w.write(Buffer.from(JSON.stringify(rec) + '\n'));
+    await w.write(Buffer.from(stringifyJson(rec) + '\n'));
     records++;
   };
   try {
@@ -91,7 +92,7 @@ export async function writeDump(store: KvStore, engine: Engine, queue: TaskQueue
     const payloads = await snap.getMany(withPayload.map((t) => PAYLOADS.key(t.uid)));
     for (let i = 0; i < withPayload.length; i++) {
       const buf = payloads[i];
-      if (buf) await put({ kind: 'payload', taskUid: withPayload[i]!.uid, documents: JSON.parse(buf.toString()) as Doc[] });
+      if (buf) await put({ kind: 'payload', taskUid: withPayload[i]!.uid, documents: decodePayload(buf, payloadHasExactIntegers(withPayload[i]!.params)) });
     }
     const finishedAt = Math.max(Date.now(), job.batch.startedAt);
     for (const t of tasks) {

@@ -13,6 +13,7 @@ import { facetDistribution } from '../engine/facets/index.js';
 import { runSearch, type SearchOptions, type SearchQuery } from '../engine/search/answer-query.js';
 import { DEFAULT_MAX_BYTES, DEFAULT_TEMPLATE, DocumentTemplate } from '../engine/vector/document-template.js';
 import type { ChatSettings } from './workspaces.js';
+import { stringifyJson } from '../util/exact-json.js';
 
 export const SEARCH_IN_INDEX = '_meiliSearchInIndex';
 export const SEARCH_PROGRESS = '_meiliSearchProgress';
@@ -291,7 +292,7 @@ async function answerCalls(env: ChatEnv, support: Support, calls: Map<number, To
     if (args) {
       try {
         const found = await searchTool(env, args);
-        if (support.sources) send(JSON.stringify(toolChunk(chunk, SEARCH_SOURCES, { call_id: call.id, sources: found.sources })));
+        if (support.sources) send(stringifyJson(toolChunk(chunk, SEARCH_SOURCES, { call_id: call.id, sources: found.sources })));
         answer = found.text;
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;

@@ -2,6 +2,7 @@ import { ApiError } from '../errors/api-error.js';
 import { KeySpace, decodeUint } from '../store/keys.js';
 import type { KvReader, KvStore, WriteBatch } from '../store/kv.js';
 import type { Doc } from './documents/primary-key.js';
+import { decodeDoc } from './documents/document-json.js';
 import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './indexes/index-handle.js';
 import type { SearchIndexFactory } from './structures/search-index.js';
 import { defaultSearchFactory } from './structures/default-structures.js';
@@ -95,14 +96,18 @@ export class Engine {
     const space = IndexHandle.searchSpaceOf(meta.id);
     const docs = IndexHandle.documentSpaceOf(meta.id);
     const store = this.store;
+    let handle: IndexHandle | null = null;
     async function* documents(): AsyncGenerator<[number, Doc]> {
-      for await (const e of store.scan({ prefix: docs.prefix })) yield [decodeUint(docs.strip(e.key)), JSON.parse(e.value.toString()) as Doc];
+      // The meta of the time of the read: a later batch may have stored big integers.
+      const exact = (handle?.meta ?? meta).exactIntegers === true;
+      for await (const e of store.scan({ prefix: docs.prefix })) yield [decodeUint(docs.strip(e.key)), decodeDoc(e.value, exact)];
     }
     const onRebuilt = (reason: string) => this.onRebuilt?.(meta.uid, reason);
     const search = await this.structures.open({
       store, space, settings: meta.settings, embeddings: this.embeddings, embedderEnv: this.embedderEnv, documents, onRebuilt,
     });
-    return new IndexHandle(meta, new Map(), search);
+    handle = new IndexHandle(meta, new Map(), search);
+    return handle;
   }
 
   newIndexMeta(uid: string, primaryKey: string | null, at: number, settings?: IndexSettings): IndexMeta {
@@ -140,7 +145,8 @@ export class Engine {
 
   async readDocs(reader: KvReader, h: IndexHandle, docids: readonly number[]): Promise<(Doc | null)[]> {
     const bufs = await reader.getMany(docids.map((d) => h.docKey(d)));
-    return bufs.map((b) => (b ? (JSON.parse(b.toString()) as Doc) : null));
+    const exact = h.meta.exactIntegers === true;
+    return bufs.map((b) => (b ? decodeDoc(b, exact) : null));
   }
 
   async getDocument(uid: string, id: string): Promise<Doc | null> {
@@ -153,8 +159,9 @@ export class Engine {
 
   /** Every document of an index in docid order, read under one consistent snapshot. */
   async *allDocuments(h: IndexHandle, reader: KvReader = this.store): AsyncGenerator<[number, Doc]> {
+    const exact = h.meta.exactIntegers === true;
     for await (const e of reader.scan({ prefix: h.docs.prefix })) {
-      yield [decodeUint(h.docs.strip(e.key)), JSON.parse(e.value.toString()) as Doc];
+      yield [decodeUint(h.docs.strip(e.key)), decodeDoc(e.value, exact)];
     }
   }
 
@@ -175,7 +182,7 @@ export class Engine {
       let skipped = 0;
       for await (const e of this.store.scan({ prefix: h.docs.prefix, limit: opts.offset + opts.limit })) {
         if (skipped++ < opts.offset) continue;
-        results.push(JSON.parse(e.value.toString()) as Doc);
+        results.push(decodeDoc(e.value, h.meta.exactIntegers === true));
       }
     }
     return { results, total: h.meta.docCount };

@@ -14,6 +14,7 @@ import { writeProxyHooks } from '../network/write-proxy.js';
 import { httpsServerOptions, keepTlsSessions, refuseUnverifiedClientCertificates } from './https.js';
 import type { Server as HttpsServer } from 'node:https';
 import type { SecureServerOptions } from 'node:http2';
+import { stringifyJson } from '../util/exact-json.js';
 
 const PINO_LEVEL: Record<string, string> = {
   off: 'silent',
@@ -94,6 +95,9 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   // so that every failure carries the reference's error code.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  // Documents may hold integers past 2^53 (bigints, see exact-json.ts): they go out as the digits received.
+  app.setReplySerializer((payload) => stringifyJson(payload));
 
   // Responses only: request bodies are decompressed by `body.ts`, which holds them to the payload limit.
   await app.register(compress, { globalDecompression: false, encodings: ['br', 'gzip', 'deflate'], threshold: 1024 });

@@ -2,8 +2,9 @@ import { brotliDecompressSync, gunzipSync, inflateSync, type ZlibOptions } from 
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { formatByteSize } from '../config/byte-size.js';
-import { depthMessage, jsonDepthExceeded } from '../util/json-depth.js';
+import { depthMessage, jsonShape } from '../util/json-depth.js';
 import { jsonSyntaxError } from '../util/json-syntax.js';
+import { parseJson } from '../util/exact-json.js';
 
 export type BodyFormat = 'json' | 'ndjson' | 'csv';
 
@@ -83,8 +84,11 @@ export function jsonBody(req: FastifyRequest, limit: number): unknown {
   return jsonBodyAndText(req, limit).value;
 }
 
-/** A JSON body and the text it was parsed from (for errors that point into it). */
-export function jsonBodyAndText(req: FastifyRequest, limit: number): { value: unknown; text: string } {
+/**
+ * A JSON body and the text it was parsed from (for errors that point into it). With
+ * `exactIntegers`, integers past 2^53 read as bigints (see exact-json.ts).
+ */
+export function jsonBodyAndText(req: FastifyRequest, limit: number, exactIntegers = false): { value: unknown; text: string } {
   bodyFormat(req, ['json']);
   const buf = rawBody(req, limit);
   let text: string;
@@ -94,10 +98,10 @@ export function jsonBodyAndText(req: FastifyRequest, limit: number): { value: un
     throw new ApiError('malformed_payload', 'The json payload provided is malformed. `The payload is not valid UTF-8`.');
   }
   if (text.trim() === '') throw new ApiError('missing_payload', 'A json payload is missing.');
-  const tooDeep = jsonDepthExceeded(text);
+  const { tooDeep, longNumbers } = jsonShape(text);
   if (tooDeep) throw new ApiError('malformed_payload', `The json payload provided is malformed. \`${depthMessage(tooDeep)}\`.`);
   try {
-    return { value: JSON.parse(text), text };
+    return { value: exactIntegers && longNumbers ? parseJson(text) : JSON.parse(text), text };
   } catch (e) {
     throw new ApiError('malformed_payload', `The json payload provided is malformed. \`${jsonSyntaxError(text) ?? (e as Error).message}\`.`);
   }

@@ -55,6 +55,8 @@ export interface RouteDef<F extends Record<string, FieldDef>, B> extends Omit<Ro
   emptyBodyIs?: unknown;
   /** Bodies up to the payload limit (document uploads, deletions by id) rather than the JSON limit. */
   largeBody?: boolean;
+  /** Integers past 2^53 in the body read as bigints, exactly (bodies that name document ids; see exact-json.ts). */
+  exactIntegers?: boolean;
   /** An open-ended stream (logs, server-sent events): sent as written, never compressed (that would hold it back). */
   streaming?: boolean;
   handler: (req: FastifyRequest, reply: FastifyReply, input: RouteInput<FieldsOf<F>, B>) => Promise<unknown>;
@@ -90,7 +92,7 @@ function isEmptyBody(req: FastifyRequest): boolean {
  * what the document says and what the server accepts cannot drift apart.
  */
 export function route<F extends Record<string, FieldDef> = Record<string, never>, B = undefined>(app: FastifyInstance, def: RouteDef<F, B>): void {
-  const { handler, read: readMode, bodyCode, precheck, emptyBodyIs, largeBody, streaming, ...doc } = def;
+  const { handler, read: readMode, bodyCode, precheck, emptyBodyIs, largeBody, exactIntegers, streaming, ...doc } = def;
   const docs = app.routeDocs;
   if (!docs.some((r) => r.method === doc.method && r.url === doc.url)) docs.push(doc as RouteDoc);
   const read = readMode ?? (def.body ? 'checked' : 'raw');
@@ -112,7 +114,7 @@ export function route<F extends Record<string, FieldDef> = Record<string, never>
       let body: unknown;
       if (read !== 'raw') {
         const limit = largeBody ? app.bodyLimits.payload : app.bodyLimits.json;
-        const { value: raw, text } = emptyBodyIs !== undefined && isEmptyBody(req) ? { value: emptyBodyIs, text: '' } : jsonBodyAndText(req, limit);
+        const { value: raw, text } = emptyBodyIs !== undefined && isEmptyBody(req) ? { value: emptyBodyIs, text: '' } : jsonBodyAndText(req, limit, exactIntegers);
         precheck?.(raw, text);
         body = read === 'checked' && def.body ? def.body.parse(raw, { path: '', code: bodyCode ?? 'bad_request', mode: 'json' }) : raw;
       }

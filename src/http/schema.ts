@@ -1,4 +1,5 @@
 import { ApiError, type ErrorCode } from '../errors/api-error.js';
+import { stringifyJson } from '../util/exact-json.js';
 
 /**
  * Request schemas. One description of each body and query string serves twice: it validates
@@ -26,6 +27,8 @@ function describeKind(v: unknown): string {
     case 'number':
       if (Number.isInteger(v)) return v >= 0 ? 'a positive integer' : 'a negative integer';
       return 'a number';
+    case 'bigint':
+      return v >= 0n ? 'a positive integer' : 'a negative integer';
     case 'boolean':
       return 'a boolean';
     case 'object':
@@ -38,7 +41,7 @@ function describeKind(v: unknown): string {
 export function typeError(ctx: Ctx, expected: string, found: unknown): ApiError {
   const at = ctx.path ? ` at \`${ctx.path}\`` : '';
   // deserr names a null without repeating it: "but found null".
-  const shown = found === null ? '' : `: \`${JSON.stringify(found)}\``;
+  const shown = found === null ? '' : `: \`${stringifyJson(found)}\``;
   return new ApiError(ctx.code, `Invalid value type${at}: expected ${expected}, but found ${describeKind(found)}${shown}`);
 }
 
@@ -131,6 +134,9 @@ class IntegerSchema extends Schema<number> {
     if (ctx.mode === 'query' && typeof value === 'string') {
       if (!/^[+-]?\d+$/.test(value.trim())) throw queryParseError(ctx, value, what);
       n = Number(value.trim());
+    } else if (typeof value === 'bigint') {
+      // A body read with its big integers exact (document ids): any other integer reads as JSON.parse reads it.
+      n = Number(value);
     } else {
       if (typeof value !== 'number' || !Number.isInteger(value)) throw typeError(ctx, what, value);
       n = value;
@@ -157,6 +163,7 @@ class NumberSchema extends Schema<number> {
       if (value.trim() === '' || !Number.isFinite(n)) throw queryParseError(ctx, value, 'a number');
       return n;
     }
+    if (typeof value === 'bigint') return Number(value); // see IntegerSchema
     if (typeof value !== 'number' || !Number.isFinite(value)) throw typeError(ctx, 'a number', value);
     return value;
   }

@@ -9,6 +9,7 @@ import { ApiError, toErrorBody, type ErrorBody } from '../errors/api-error.js';
 import type { Remote } from '../engine/network/network.js';
 import { fromWire, type MergedHit } from '../engine/search/federation.js';
 import type { RemoteHits } from '../engine/search/multi-search.js';
+import { mayHoldBigIntegers, parseJson } from '../util/exact-json.js';
 
 /** The header marking a search proxied from another instance. */
 export const PROXY_SEARCH_HEADER = 'meili-proxy-search';
@@ -122,6 +123,8 @@ async function attempt(remote: Remote, body: string, deadline: number): Promise<
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;
     if (!Array.isArray(parsed['hits'])) throw new Error('no hits');
+    // Hits keep their big integers to the digit (see exact-json.ts); the figures around them are doubles.
+    if (mayHoldBigIntegers(text)) parsed['hits'] = (parseJson(text) as Record<string, unknown>)['hits'];
   } catch {
     throw new Attempt(new ApiError('remote_bad_response', `could not parse response from the remote host as a federated search response${fromRemote(shownBody(text))}${HINT_VERSION}`), true);
   }

@@ -3,6 +3,7 @@ import { errorBody } from '../errors/api-error.js';
 import { processBatch } from '../engine/apply/apply-batch.js';
 import { BatchAborted, type BatchTask, type ProcessedBatch } from '../engine/apply/types.js';
 import type { Doc } from '../engine/documents/primary-key.js';
+import { decodePayload, payloadHasExactIntegers } from '../engine/documents/document-json.js';
 import type { Engine } from '../engine/engine.js';
 import type { KvStore, WriteBatch } from '../store/kv.js';
 import { summarizeBatch, type BatchRecord } from './batch.js';
@@ -250,7 +251,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       const t = withPayload[i]!;
       const buf = payloads[i];
       // The payload stays as long as its task (`GET /tasks/{uid}/documents`); a task deletion removes it.
-      docsOf.set(t.uid, buf ? (JSON.parse(buf.toString()) as Doc[]) : []);
+      docsOf.set(t.uid, buf ? decodePayload(buf, payloadHasExactIntegers(t.params)) : []);
       // A batch can hold many large payloads: heartbeats and searches get a turn between them.
       if (i + 1 < withPayload.length) await new Promise<void>((resolve) => setImmediate(resolve));
     }

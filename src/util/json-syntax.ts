@@ -239,5 +239,6 @@ export function serdeUnexpected(v: unknown): string {
   if (typeof v === 'string') return `string ${JSON.stringify(v)}`;
   if (typeof v === 'boolean') return `boolean \`${v}\``;
   if (typeof v === 'number') return Number.isInteger(v) ? `integer \`${v}\`` : `floating point \`${v}\``;
+  if (typeof v === 'bigint') return `integer \`${v}\``;
   return 'map';
 }

@@ -24,6 +24,7 @@ export class TaskNode {
     readonly queue: TaskQueue,
     readonly sm: TaskStateMachine,
     readonly executor: Executor,
+    readonly engine: Engine,
   ) {}
 
   static async open(prefix: string): Promise<TaskNode> {
@@ -32,7 +33,7 @@ export class TaskNode {
     const engine = await Engine.open(store);
     const queue = new TaskQueue();
     await queue.load(store);
-    return new TaskNode(dir, store, queue, new TaskStateMachine(store, queue), new Executor(store, queue, engine, silent));
+    return new TaskNode(dir, store, queue, new TaskStateMachine(store, queue), new Executor(store, queue, engine, silent), engine);
   }
 
   apply(cmd: Command): ReturnType<TaskStateMachine['apply']> {

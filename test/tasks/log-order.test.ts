@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { nextBatch } from '../../src/tasks/autobatcher.js';
-import type { Command } from '../../src/tasks/command.js';
+import { decodeCommand, encodeCommand, type Command } from '../../src/tasks/command.js';
 import { TaskQueue } from '../../src/tasks/task-queue.js';
+import { stringifyJson } from '../../src/util/exact-json.js';
 import type { TaskSpec } from '../../src/tasks/task.js';
 import { deletionCommand, TaskNode } from '../helpers/task-node.js';
 
@@ -176,5 +177,44 @@ describe('cancelations and deletions on nodes at different points of their work'
     expect(reloaded.get(0)!.finishedAt).toBe(own + 5);
     expect(reloaded.undecided.size + reloaded.decidedFinish.size).toBe(0);
   });
-});
 
+  it('gives two nodes applying one log the same documents, big integers to the digit', async () => {
+    const other = await TaskNode.open('trine-log-order-other-');
+    try {
+      // The payload as the route writes it and the log carries it: raw bytes, parsed by each node.
+      const text = '[{"id": 18446744073709551615, "n": -9223372036854775808}, {"id": 9007199254740993}, {"id": 9007199254740992, "n": 12345678901234567890}]';
+      const payload = Buffer.from(text);
+      const add = (indexUid: string, exactIntegers: boolean): Command => ({
+        kind: 'enqueue',
+        enqueuedAt: 1,
+        spec: {
+          type: 'documentAdditionOrUpdate',
+          indexUid,
+          details: { receivedDocuments: 3, indexedDocuments: null },
+          params: { op: 'documents', method: 'replace', primaryKey: null, ...(exactIntegers ? { exactIntegers: true as const } : {}) },
+          payloadBytes: payload.length,
+        },
+        payload,
+      });
+      const shown: string[] = [];
+      for (const n of [node, other]) {
+        await n.apply(decodeCommand(encodeCommand(add('big', true))));
+        // A payload whose task does not say it holds big integers (one logged before they were
+        // kept) reads as plain JSON, as it did then: 2^53 + 1 rounds to 2^53, not an id.
+        await n.apply(decodeCommand(encodeCommand(add('older', false))));
+        await n.apply({ kind: 'batch', startedAt: 2, taskUids: [0], reason: 'test' });
+        await n.apply({ kind: 'batch', startedAt: 3, taskUids: [1], reason: 'test' });
+        await n.run();
+        expect(n.queue.get(0)!.status).toBe('succeeded');
+        expect(n.queue.get(1)!.error?.code).toBe('invalid_document_id');
+        const docs: unknown[] = [];
+        for await (const [, d] of n.engine.allDocuments(n.engine.getIndex('big'))) docs.push(d);
+        shown.push(stringifyJson(docs));
+      }
+      expect(shown[0]).toBe('[{"id":18446744073709551615,"n":-9223372036854775808},{"id":9007199254740993},{"id":9007199254740992,"n":12345678901234567890}]');
+      expect(shown[1]).toBe(shown[0]);
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -8,6 +8,7 @@ import { filterDocids } from '../facets/index.js';
 import { parseRequiredFilter } from '../filter/filter-tree.js';
 import type { BatchTask, IndexOperation, ProcessedBatch, TaskOutcome } from './types.js';
 import type { Doc } from '../documents/primary-key.js';
+import { encodeDoc } from '../documents/document-json.js';
 import { extractDocumentId, inferPrimaryKey } from '../documents/primary-key.js';
 import { Engine, indexNotFound } from '../engine.js';
 import { INDEX_UIDS, IndexHandle, type IndexMeta } from '../indexes/index-handle.js';
@@ -34,7 +35,7 @@ function aboutIndex(uid: string, e: unknown): unknown {
 }
 
 function docBytes(doc: Doc): number {
-  return Buffer.byteLength(JSON.stringify(doc));
+  return Buffer.byteLength(encodeDoc(doc).text);
 }
 
 /** The state of one index's documents while a batch is processed; tasks fork and merge it. */
@@ -332,7 +333,13 @@ async function finishDocuments(
       meta.rawDocumentBytes -= docBytes(before);
     }
     if (after) {
-      const json = JSON.stringify(after);
+      const { text: json, exactIntegers } = encodeDoc(after);
+      if (exactIntegers && !meta.exactIntegers) {
+        meta.exactIntegers = true;
+        // Readers see the new documents once the batch is committed, a moment before the new
+        // meta is published: they must already read them with their big integers.
+        if (existing) existing.meta.exactIntegers = true;
+      }
       encoded.set(docid, json);
       bump(after, +1);
       meta.docCount++;

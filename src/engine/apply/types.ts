@@ -9,7 +9,8 @@ import type { Network } from '../network/network.js';
 /** One change an index operation makes, as the engine carries it out. */
 export type IndexOperation =
   /** `createIndex: false`: the requester may not create indexes, so a missing index fails the operation. */
-  | { op: 'documents'; method: 'replace' | 'update'; primaryKey: string | null; skipCreation?: boolean; createIndex?: false }
+  /** `exactIntegers`: the payload holds integers past 2^53, read exactly (see document-json.ts). */
+  | { op: 'documents'; method: 'replace' | 'update'; primaryKey: string | null; skipCreation?: boolean; createIndex?: false; exactIntegers?: true }
   | { op: 'deleteIds'; ids: string[] }
   | { op: 'deleteFilter'; filter: unknown }
   | { op: 'clear' }

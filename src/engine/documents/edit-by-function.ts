@@ -11,6 +11,7 @@ import { RhaiError } from '../rhai/lexer.js';
 import { parseScript, type Script } from '../rhai/parser.js';
 import { fromJson, toJson, type Value } from '../rhai/values.js';
 import { extractDocumentId, type Doc } from './primary-key.js';
+import { stringifyJson } from '../../util/exact-json.js';
 
 /** While the task runs: the deterministic limits, with a clock only as a last resort. */
 export const TASK_LIMITS: Limits = { ...DEFAULT_LIMITS, timeoutMs: 30_000 };
@@ -51,7 +52,7 @@ export function editDocument(run: Interpreter, doc: Doc, context: Value | undefi
   } catch (e) {
     throw runtimeError(e);
   }
-  if (JSON.stringify(next) === JSON.stringify(toJson(fromJson(doc)))) return { kind: 'unchanged' };
+  if (stringifyJson(next) === stringifyJson(toJson(fromJson(doc)))) return { kind: 'unchanged' };
   if (primaryKey !== null) {
     let same = false;
     try {

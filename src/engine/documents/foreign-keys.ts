@@ -11,7 +11,7 @@ import { projectFields } from './project.js';
 type Json = unknown;
 
 function asId(v: Json): string | null {
-  if (typeof v !== 'string' && typeof v !== 'number') return null;
+  if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'bigint') return null;
   try {
     return normalizeDocumentId(v);
   } catch {

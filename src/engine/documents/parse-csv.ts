@@ -1,4 +1,5 @@
 import type { Doc } from './primary-key.js';
+import { integerValue } from '../../util/exact-json.js';
 
 type ColumnType = 'string' | 'number' | 'boolean';
 
@@ -15,6 +16,8 @@ function parseHeader(h: string): Column {
   }
   return { name: h, type: 'string' };
 }
+
+const INTEGER = /^[+-]?\d+$/;
 
 /** Splits CSV text into records (RFC 4180: quoted fields, doubled quotes, CRLF or LF). */
 function* records(text: string, delim: string): Generator<string[]> {
@@ -84,8 +87,9 @@ export function parseCsv(text: string, delim: string): Doc[] {
       }
       if (col.type === 'number') {
         const t = cell.trim();
-        const num = Number(t);
-        if (t === '' || !Number.isFinite(num)) {
+        // An integer keeps every digit, up to the u64 maximum and down to the i64 minimum, as in JSON.
+        const num = INTEGER.test(t) ? integerValue(t.replace(/^\+/, '')) : Number(t);
+        if (t === '' || (typeof num === 'number' && !Number.isFinite(num))) {
           throw new Error(`CSV error: line ${line}: could not parse \`${cell}\` as a number in column \`${col.name}\``);
         }
         doc[col.name] = num;

@@ -1,8 +1,9 @@
 import { ApiError } from '../../errors/api-error.js';
 import type { Doc } from './primary-key.js';
 import { parseCsv } from './parse-csv.js';
-import { depthMessage, jsonDepthExceeded } from '../../util/json-depth.js';
+import { depthMessage, jsonShape } from '../../util/json-depth.js';
 import { jsonSyntaxError } from '../../util/json-syntax.js';
+import { parseJson } from '../../util/exact-json.js';
 
 export type PayloadFormat = 'json' | 'ndjson' | 'csv';
 
@@ -25,11 +26,15 @@ function decode(format: PayloadFormat, body: Buffer): string {
   }
 }
 
-/** NDJSON positions count from each line, as the reference's parser reads one line at a time. */
-function parseJsonText(format: PayloadFormat, text: string): unknown {
+/**
+ * NDJSON positions count from each line, as the reference's parser reads one line at a time.
+ * Integers of the u64/i64 range that a double cannot hold come out as bigints (see exact-json.ts);
+ * `exact` false says the text surely holds none (see `jsonShape`).
+ */
+function parseJsonText(format: PayloadFormat, text: string, exact = true): unknown {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = exact ? parseJson(text) : JSON.parse(text);
   } catch (e) {
     throw undeserializable(format, jsonSyntaxError(text) ?? (e as Error).message);
   }
@@ -67,10 +72,10 @@ export function parseDocumentsPayload(format: PayloadFormat, body: Buffer, csvDe
     }
   }
   // Everything downstream (flattening, formatting, storing) walks documents recursively.
-  const tooDeep = jsonDepthExceeded(text, undefined, format === 'ndjson');
+  const { tooDeep, longNumbers: exact } = jsonShape(text, undefined, format === 'ndjson');
   if (tooDeep) throw undeserializable(format, depthMessage(tooDeep));
   if (format === 'json') {
-    const v = parseJsonText(format, text);
+    const v = parseJsonText(format, text, exact);
     if (Array.isArray(v)) return v.map((d) => asDocument(format, d));
     return [asDocument(format, v)];
   }
@@ -80,7 +85,7 @@ export function parseDocumentsPayload(format: PayloadFormat, body: Buffer, csvDe
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
     const line = text.slice(start, end);
-    if (line.trim() !== '') docs.push(asDocument(format, parseJsonText(format, line)));
+    if (line.trim() !== '') docs.push(asDocument(format, parseJsonText(format, line, exact)));
     start = end + 1;
   }
   return docs;

@@ -1,4 +1,5 @@
 import { ApiError } from '../../errors/api-error.js';
+import { stringifyJson } from '../../util/exact-json.js';
 
 export type Doc = Record<string, unknown>;
 
@@ -21,26 +22,25 @@ export function inferPrimaryKey(first: Doc | undefined): string {
 }
 
 function invalidId(value: unknown): ApiError {
-  const shown = typeof value === 'string' ? `"${value}"` : JSON.stringify(value);
+  const shown = typeof value === 'string' ? `"${value}"` : stringifyJson(value);
   return new ApiError(
     'invalid_document_id',
     `Document identifier \`${shown}\` is invalid. A document identifier can be of type integer or string, only composed of alphanumeric characters (a-z A-Z 0-9), hyphens (-) and underscores (_), and can not be more than 511 bytes.`,
   );
 }
 
-/** Normalizes a document id value to its string form, or throws `invalid_document_id`. */
+/**
+ * Normalizes a document id value to its string form, or throws `invalid_document_id`. An
+ * integer id is its decimal digits: up to the u64 maximum and down to the i64 minimum, those
+ * past a double's exact range arrive as bigints (see exact-json.ts) and keep every digit.
+ */
 export function normalizeDocumentId(value: unknown): string {
   if (typeof value === 'number') {
-    if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-      // Past 2^53 the value read is not the one sent: two ids could become one document.
-      throw new ApiError(
-        'invalid_document_id',
-        `Document identifier \`${JSON.stringify(value)}\` is invalid: an integer identifier must lie between -9007199254740991 and 9007199254740991 to be kept exactly (the value read is rounded). Send larger identifiers as strings, e.g. \`"12345678901234567890"\`.`,
-      );
-    }
+    // Past 2^53 a number is a double the parser rounded (beyond u64 and i64): not an integer id.
     if (!Number.isSafeInteger(value)) throw invalidId(value);
     return String(value);
   }
+  if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'string') {
     if (value.length === 0 || Buffer.byteLength(value) > 511 || !/^[A-Za-z0-9_-]+$/.test(value)) throw invalidId(value);
     return value;
@@ -75,7 +75,7 @@ export function valuesAtPath(doc: unknown, path: string): unknown[] {
 export function extractDocumentId(doc: Doc, primaryKey: string): string {
   const values = primaryKey.includes('.') ? valuesAtPath(doc, primaryKey) : primaryKey in doc ? [doc[primaryKey]] : [];
   if (values.length === 0) {
-    let shown = JSON.stringify(doc);
+    let shown = stringifyJson(doc);
     if (shown.length > 200) shown = shown.slice(0, 100) + '…' + shown.slice(-100);
     throw new ApiError('missing_document_id', `Document doesn't have a \`${primaryKey}\` attribute: \`${shown}\`.`);
   }

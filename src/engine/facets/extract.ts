@@ -1,4 +1,5 @@
 import { ApiError } from '../../errors/api-error.js';
+import { stringifyJson } from '../../util/exact-json.js';
 import type { Doc } from '../documents/primary-key.js';
 import type { FilterableAttributeRule, IndexSettings } from '../settings/settings.js';
 import { normalizeFacet } from '../tokenizer/index.js';
@@ -97,6 +98,9 @@ export function extractFacets(doc: Doc, select: (path: string) => PatternMatch, 
     emit(path, 'e', null);
     if (typeof v === 'number') {
       if (Number.isFinite(v)) emit(path, 'n', v === 0 ? 0 : v);
+    } else if (typeof v === 'bigint') {
+      // Filters and facets compare numbers as doubles, as the reference's facets do.
+      emit(path, 'n', Number(v));
     } else if (typeof v === 'string') {
       if (v !== '') emit(path, 's', v);
       else if (depth === 'base') emit(path, 'y', null);
@@ -154,7 +158,7 @@ export function facetKey(original: string): string {
 export function extractGeoPoint(doc: Doc): [number, number] | null {
   const g = doc[GEO_FIELD];
   if (!isObject(g)) return null;
-  const num = (v: unknown) => (typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN);
+  const num = (v: unknown) => (typeof v === 'number' || typeof v === 'bigint' ? Number(v) : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN);
   const lat = num(g['lat']);
   const lng = num(g['lng']);
   if (!Number.isFinite(lat) || !Number.isFinite(lng)) return null;
@@ -168,14 +172,14 @@ export function extractGeoPoint(doc: Doc): [number, number] | null {
 export function checkGeoField(doc: Doc, id: unknown): ApiError | null {
   const g = doc[GEO_FIELD];
   if (g === undefined || g === null) return null;
-  const docId = `\`${JSON.stringify(typeof id === 'number' ? String(id) : id)}\``;
+  const docId = `\`${stringifyJson(typeof id === 'number' || typeof id === 'bigint' ? String(id) : id)}\``;
   const err = (m: string) => new ApiError('invalid_document_geo_field', m);
   if (!isObject(g)) {
-    return err(`The \`_geo\` field in the document with the id: ${docId} is not an object. Was expecting an object with the \`_geo.lat\` and \`_geo.lng\` fields but instead got \`${JSON.stringify(g)}\`.`);
+    return err(`The \`_geo\` field in the document with the id: ${docId} is not an object. Was expecting an object with the \`_geo.lat\` and \`_geo.lng\` fields but instead got \`${stringifyJson(g)}\`.`);
   }
   const extra = Object.fromEntries(Object.entries(g).filter(([k]) => k !== 'lat' && k !== 'lng'));
   if (Object.keys(extra).length > 0) {
-    return err(`The \`_geo\` field in the document with the id: ${docId} contains the following unexpected fields: \`${JSON.stringify(extra)}\`.`);
+    return err(`The \`_geo\` field in the document with the id: ${docId} contains the following unexpected fields: \`${stringifyJson(extra)}\`.`);
   }
   const hasLat = 'lat' in g;
   const hasLng = 'lng' in g;
@@ -183,13 +187,13 @@ export function checkGeoField(doc: Doc, id: unknown): ApiError | null {
   if (!hasLat) return err(`Could not find latitude in the document with the id: ${docId}. Was expecting a \`_geo.lat\` field.`);
   if (!hasLng) return err(`Could not find longitude in the document with the id: ${docId}. Was expecting a \`_geo.lng\` field.`);
   const ok = (v: unknown) =>
-    (typeof v === 'number' && Number.isFinite(v)) || (typeof v === 'string' && /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(v));
+    (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'bigint' || (typeof v === 'string' && /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(v));
   const badLat = !ok(g['lat']);
   const badLng = !ok(g['lng']);
   if (badLat && badLng) {
-    return err(`Could not parse latitude nor longitude in the document with the id: ${docId}. Was expecting finite numbers but instead got \`${JSON.stringify(g['lat'])}\` and \`${JSON.stringify(g['lng'])}\`.`);
+    return err(`Could not parse latitude nor longitude in the document with the id: ${docId}. Was expecting finite numbers but instead got \`${stringifyJson(g['lat'])}\` and \`${stringifyJson(g['lng'])}\`.`);
   }
-  if (badLat) return err(`Could not parse latitude in the document with the id: ${docId}. Was expecting a finite number but instead got \`${JSON.stringify(g['lat'])}\`.`);
-  if (badLng) return err(`Could not parse longitude in the document with the id: ${docId}. Was expecting a finite number but instead got \`${JSON.stringify(g['lng'])}\`.`);
+  if (badLat) return err(`Could not parse latitude in the document with the id: ${docId}. Was expecting a finite number but instead got \`${stringifyJson(g['lat'])}\`.`);
+  if (badLng) return err(`Could not parse longitude in the document with the id: ${docId}. Was expecting a finite number but instead got \`${stringifyJson(g['lng'])}\`.`);
   return null;
 }

@@ -2,6 +2,7 @@
 // form) into one tree, with the `CONTAINS` feature gate.
 
 import { ApiError } from '../../errors/api-error.js';
+import { stringifyJson } from '../../util/exact-json.js';
 import { featureNotEnabled } from '../feature-switches.js';
 import { FilterError, renderFilterError, type FilterErrorCode, type Span } from './errors.js';
 import { parseFilterString } from './parser.js';
@@ -138,7 +139,7 @@ export interface FilterParseOptions {
 }
 
 function invalidExpression(code: FilterErrorCode, expected: string, found: unknown): ApiError {
-  return new ApiError(code, `Invalid syntax for the filter parameter: \`expected ${expected}, found: ${JSON.stringify(found)}\`.`);
+  return new ApiError(code, `Invalid syntax for the filter parameter: \`expected ${expected}, found: ${stringifyJson(found)}\`.`);
 }
 
 function parseOne(s: string, code: FilterErrorCode): FilterNode | null {

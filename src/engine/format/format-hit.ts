@@ -130,7 +130,7 @@ export class HitFormatter {
 
     const walk = (value: unknown, path: string, opts: FormatOptions | null, index: number[] | null): unknown => {
       if (typeof value === 'string') return leaf(value, path, opts, index);
-      if (typeof value === 'number') return leaf(String(value), path, opts, index);
+      if (typeof value === 'number' || typeof value === 'bigint') return leaf(String(value), path, opts, index);
       if (Array.isArray(value)) {
         const inner = opts ? { ...opts, crop: null } : null;
         return value.map((v, i) => walk(v, path, inner, [...(index ?? []), i]));

@@ -84,7 +84,8 @@ export function extractRecord(doc: Doc, ctx: ExtractContext): DocRecord {
     const fid = ctx.names.add(path);
     if (ctx.keepValue(path)) {
       values ??= {};
-      (values[path] ??= []).push(typeof value === 'boolean' ? String(value) : value);
+      // Sorting, distinct and filters compare numbers as doubles, as the reference's facets do.
+      (values[path] ??= []).push(typeof value === 'boolean' ? String(value) : typeof value === 'bigint' ? Number(value) : value);
     }
     if (!ctx.rules.isSearchable(fid)) return;
     if (fid >= fidCount.length) {

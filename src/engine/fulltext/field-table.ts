@@ -12,7 +12,8 @@ import type { IndexSettings } from '../settings/settings.js';
 /** Positions are stored in 16 bits next to the field id. */
 export const MAX_FIELDS = 0xffff;
 
-export type Leaf = string | number | boolean;
+/** A bigint is an integer a double cannot hold exactly (see exact-json.ts). */
+export type Leaf = string | number | bigint | boolean;
 
 /** Calls `emit(path, value)` for every primitive leaf; arrays are transparent. */
 export function forEachLeaf(doc: Record<string, unknown>, emit: (path: string, value: Leaf) => void): void {
@@ -28,6 +29,7 @@ export function forEachLeaf(doc: Record<string, unknown>, emit: (path: string, v
         return;
       case 'string':
       case 'number':
+      case 'bigint':
       case 'boolean':
         emit(path, value);
         return;

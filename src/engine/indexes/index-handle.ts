@@ -15,6 +15,11 @@ export interface IndexMeta {
   rawDocumentBytes: number;
   fieldDistribution: Record<string, number>;
   settings: IndexSettings;
+  /**
+   * Some document stored here holds an integer past 2^53 (see document-json.ts): documents are
+   * read with their big integers. Absent, they are plain JSON, read without looking for any.
+   */
+  exactIntegers?: true;
 }
 
 export const INDEXES = new KeySpace('ix');

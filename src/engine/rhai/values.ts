@@ -16,6 +16,7 @@ export type Value = null | boolean | bigint | number | string | Value[] | RMap |
 
 export const I64_MIN = -(2n ** 63n);
 export const I64_MAX = 2n ** 63n - 1n;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 export function isMap(v: Value): v is RMap {
   return v instanceof Map;
@@ -57,6 +58,9 @@ export function fromJson(v: unknown): Value {
       return v;
     case 'number':
       return Number.isInteger(v) ? BigInt(v) : v;
+    case 'bigint':
+      // An integer a double cannot hold (see exact-json.ts): kept exactly.
+      return v;
   }
   if (Array.isArray(v)) return v.map(fromJson);
   const m: RMap = new Map();
@@ -72,7 +76,8 @@ function keyOrder(a: string, b: string): number {
 /** A Rhai value as JSON; maps come out with their keys sorted, as Rhai's maps are. */
 export function toJson(v: Value): unknown {
   if (v === null || typeof v === 'boolean' || typeof v === 'string') return v;
-  if (typeof v === 'bigint') return Number(v);
+  // Integers a double holds exactly go back as numbers; the others stay bigints, written as their digits.
+  if (typeof v === 'bigint') return v >= -MAX_SAFE && v <= MAX_SAFE ? Number(v) : v;
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;
   if (Array.isArray(v)) return v.map(toJson);
   if (v instanceof Map) {

@@ -33,14 +33,15 @@ export function weightedValues(values: readonly ScoreValue[], weight: number): W
 
 /** Ordering of two sort values as the reference's `compare_sort_values`: greater is better. */
 export function compareSortValues(ascending: boolean, a: unknown, b: unknown): number {
-  const rank = (v: unknown) => (v === null || v === undefined ? 0 : typeof v === 'string' ? 1 : typeof v === 'number' ? 2 : -1);
+  // A remote's hits may carry a sort value past 2^53 read exactly (a bigint): a number all the same.
+  const rank = (v: unknown) => (v === null || v === undefined ? 0 : typeof v === 'string' ? 1 : typeof v === 'number' || typeof v === 'bigint' ? 2 : -1);
   const ra = rank(a);
   const rb = rank(b);
   if (ra < 0 || rb < 0) return 0;
   if (ra !== rb) return ra - rb;
   if (ra === 0) return 0;
   let order: number;
-  if (ra === 2) order = (a as number) - (b as number);
+  if (ra === 2) order = Number(a) - Number(b);
   else order = normalizeFacet(a as string) < normalizeFacet(b as string) ? -1 : normalizeFacet(a as string) > normalizeFacet(b as string) ? 1 : 0;
   return ascending ? -order : order;
 }

@@ -9,6 +9,7 @@ import { filterDocids } from '../facets/index.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
 import { documentVectors, resolveEmbedder, semanticSearch, vectorPartOf, vectorScoreDetails } from '../vector/semantic-search.js';
 import { formatDuration } from '../../util/step-trace.js';
+import { stringifyJson } from '../../util/exact-json.js';
 
 export interface SimilarQuery {
   id: string;
@@ -26,7 +27,7 @@ export interface SimilarQuery {
 
 function checkFilterType(filter: unknown): void {
   if (filter === undefined || filter === null || typeof filter === 'string' || Array.isArray(filter)) return;
-  throw new ApiError('invalid_similar_filter', `Invalid syntax for the filter parameter: \`expected String, Array, found: ${JSON.stringify(filter)}\`.`);
+  throw new ApiError('invalid_similar_filter', `Invalid syntax for the filter parameter: \`expected String, Array, found: ${stringifyJson(filter)}\`.`);
 }
 
 /** The document as shown: displayed attributes, then `attributesToRetrieve`, `_vectors` on demand. */

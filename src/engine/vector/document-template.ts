@@ -34,7 +34,26 @@ function stringify(v: unknown): string {
   return String(v);
 }
 
+/**
+ * An integer a double cannot hold (a bigint, see exact-json.ts) as templates see it: printed
+ * with all its digits, a double in arithmetic filters, comparisons and `json` (Liquid's
+ * filters cannot mix bigints and numbers, and would fail the document).
+ */
+class TemplateInteger {
+  constructor(private readonly v: bigint) {}
+  toString(): string {
+    return this.v.toString();
+  }
+  valueOf(): number {
+    return Number(this.v);
+  }
+  toJSON(): number {
+    return Number(this.v);
+  }
+}
+
 function liquidValue(v: unknown): unknown {
+  if (typeof v === 'bigint') return new TemplateInteger(v);
   if (Array.isArray(v)) return v.map(liquidValue);
   if (v !== null && typeof v === 'object') {
     return new RenderedObject(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, liquidValue(x)]));

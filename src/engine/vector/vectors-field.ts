@@ -3,6 +3,7 @@
 
 import { ApiError } from '../../errors/api-error.js';
 import type { Doc } from '../documents/primary-key.js';
+import { stringifyJson } from '../../util/exact-json.js';
 
 export const MAX_VECTORS_PER_DOCUMENT = 256;
 
@@ -16,12 +17,13 @@ function kind(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'number') return Number.isInteger(v) ? (v >= 0 ? 'a positive integer' : 'a negative integer') : 'a number';
+  if (typeof v === 'bigint') return v >= 0n ? 'a positive integer' : 'a negative integer';
   if (typeof v === 'object') return 'an object';
   return `a ${typeof v}`;
 }
 
 function shown(v: unknown): string {
-  return v === null ? '' : `: \`${JSON.stringify(v)}\``;
+  return v === null ? '' : `: \`${stringifyJson(v)}\``;
 }
 
 function typeError(id: string, path: string, expected: string, found: unknown): ApiError {
@@ -32,24 +34,27 @@ function badConfig(id: string, message: string): ApiError {
   return new ApiError('invalid_vectors_type', `Bad embedder configuration in the document with id: \`${id}\`. ${message}`);
 }
 
+/** A bigint is an integer a double cannot hold exactly (see exact-json.ts): a number all the same. */
+const isNumber = (x: unknown): x is number | bigint => typeof x === 'number' || typeof x === 'bigint';
+
 /** One vector or a list of them; an empty array is no vector. */
 function parseEmbeddings(v: unknown, id: string, path: string): Float32Array[] {
   if (!Array.isArray(v)) throw typeError(id, path, 'null or an array', v);
   if (v.length === 0) return [];
   const first = v[0];
-  if (typeof first === 'number') {
+  if (isNumber(first)) {
     v.forEach((x, i) => {
-      if (typeof x !== 'number') throw typeError(id, `${path}[${i}]`, 'a number', x);
+      if (!isNumber(x)) throw typeError(id, `${path}[${i}]`, 'a number', x);
     });
-    return [Float32Array.from(v as number[])];
+    return [Float32Array.from(v as (number | bigint)[], Number)];
   }
   if (!Array.isArray(first)) throw typeError(id, `${path}[0]`, 'a number or an array', first);
   return v.map((inner, i) => {
     if (!Array.isArray(inner)) throw typeError(id, `${path}[${i}]`, 'an array', inner);
     inner.forEach((x, j) => {
-      if (typeof x !== 'number') throw typeError(id, `${path}[${i}][${j}]`, 'a number', x);
+      if (!isNumber(x)) throw typeError(id, `${path}[${i}][${j}]`, 'a number', x);
     });
-    return Float32Array.from(inner as number[]);
+    return Float32Array.from(inner as (number | bigint)[], Number);
   });
 }
 
@@ -60,7 +65,7 @@ export function vectorsObject(doc: Doc, id: string): Record<string, unknown> | n
   if (typeof v !== 'object' || Array.isArray(v)) {
     throw new ApiError(
       'invalid_vectors_type',
-      `The \`_vectors\` field in the document with id: \`${id}\` is not an object. Was expecting an object with a key for each embedder with manually provided vectors, but instead got \`${JSON.stringify(v)}\``,
+      `The \`_vectors\` field in the document with id: \`${id}\` is not an object. Was expecting an object with a key for each embedder with manually provided vectors, but instead got \`${stringifyJson(v)}\``,
     );
   }
   return v as Record<string, unknown>;
@@ -74,8 +79,8 @@ export function parseVectorsEntry(vectors: Record<string, unknown> | null, embed
   if (v === null) return { kind: 'given', embeddings: [], regenerate: false };
   if (Array.isArray(v)) return { kind: 'given', embeddings: parseEmbeddings(v, id, path), regenerate: false };
   if (typeof v !== 'object') {
-    const k = typeof v === 'boolean' ? 'boolean' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : 'string';
-    return badRaw(id, `Expected \`${path}\` to be an array of floats, an array of arrays of floats, or an object with at least the field \`regenerate\`, but got the ${k} \`${typeof v === 'string' ? v : JSON.stringify(v)}\``);
+    const k = typeof v === 'boolean' ? 'boolean' : typeof v === 'bigint' ? 'integer' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : 'string';
+    return badRaw(id, `Expected \`${path}\` to be an array of floats, an array of arrays of floats, or an object with at least the field \`regenerate\`, but got the ${k} \`${typeof v === 'string' ? v : stringifyJson(v)}\``);
   }
   const obj = v as Record<string, unknown>;
   for (const k of Object.keys(obj)) {
@@ -88,7 +93,7 @@ export function parseVectorsEntry(vectors: Record<string, unknown> | null, embed
   }
   const regenerate = obj['regenerate'];
   if (typeof regenerate !== 'boolean') {
-    const what = typeof regenerate === 'string' ? `string ${JSON.stringify(regenerate)}` : `${kind(regenerate).replace(/^an? /, '')} \`${JSON.stringify(regenerate)}\``;
+    const what = typeof regenerate === 'string' ? `string ${stringifyJson(regenerate)}` : `${kind(regenerate).replace(/^an? /, '')} \`${stringifyJson(regenerate)}\``;
     return badRaw(id, `Could not parse \`${path}.regenerate\`: invalid type: ${what}, expected a boolean`);
   }
   const e = obj['embeddings'];

@@ -3,6 +3,7 @@ import { ApiError } from '../../errors/api-error.js';
 import { requestGrant } from '../../auth/request-auth.js';
 import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
 import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
+import { encodePayload } from '../../engine/documents/document-json.js';
 import { listDocuments, presentDocument, type DocumentsQuery } from '../../engine/documents/list-documents.js';
 import { hydrateForeignKeys } from '../../engine/documents/foreign-keys.js';
 import { compileEdition, PREVIEW_DOCUMENTS, previewEdition } from '../../engine/documents/edit-by-function.js';
@@ -17,6 +18,7 @@ import { route } from '../route.js';
 import { s, typeError } from '../schema.js';
 import { enqueueTask, writeQuery } from './params.js';
 import { endOfValue, serdePosition, serdeUnexpected } from '../../util/json-syntax.js';
+import { stringifyJson } from '../../util/exact-json.js';
 
 const fieldsSchema = s.array(s.string());
 const idsSchema = s.custom((v, ctx) => {
@@ -126,6 +128,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Documents'],
     action: 'documents.get',
     body: fetchBody,
+    exactIntegers: true,
     status: 200,
     handler: async (_req, _reply, { uid, body }) => documentsPage(ctx, uid, body),
   });
@@ -166,7 +169,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       delimiter = q.csvDelimiter;
     }
     const docs = parseDocumentsPayload(format, rawBody(req, app.bodyLimits.payload), delimiter);
-    const payload = Buffer.from(JSON.stringify(docs));
+    const { bytes: payload, exactIntegers } = encodePayload(docs);
     const spec: TaskSpec = {
       type: 'documentAdditionOrUpdate',
       indexUid: uid,
@@ -176,6 +179,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
         method,
         primaryKey: q.primaryKey ?? null,
         ...(q.skipCreation ? { skipCreation: true } : {}),
+        ...(exactIntegers ? { exactIntegers: true as const } : {}),
         ...(requestGrant(req).mayCreateIndexes ? {} : { createIndex: false as const }),
       },
       payloadBytes: payload.length,
@@ -232,6 +236,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: deleteBatchBody,
     precheck: idListOnly,
     largeBody: true,
+    exactIntegers: true,
     status: 202,
     handler: async (_req, _reply, { uid, query, body: raw }) => {
       if (raw.length > MAX_DELETE_BATCH_IDS) {
@@ -241,11 +246,12 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
         );
       }
       const ids = raw.map((v, i) => {
-        if (typeof v === 'number' && Number.isInteger(v)) return String(v);
+        // Integers up to the u64 maximum keep every digit (bigints past 2^53), as ids do.
+        if ((typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint') return String(v);
         if (typeof v === 'string') return v;
         throw new ApiError(
           'bad_request',
-          `Invalid value type at \`[${i}]\`: expected a string or an integer, but found ${JSON.stringify(v)}`,
+          `Invalid value type at \`[${i}]\`: expected a string or an integer, but found ${stringifyJson(v)}`,
         );
       });
       return enqueueTask(ctx, {

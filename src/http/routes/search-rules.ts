@@ -51,7 +51,7 @@ function actionsSchema(code: ErrorCode) {
     return uid;
   }, { type: 'string' });
   const docId = s.custom((v, ctx) => {
-    if (typeof v !== 'string' && typeof v !== 'number') throw typeError(ctx, 'a string or an integer', v);
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'bigint') throw typeError(ctx, 'a string or an integer', v);
     try {
       return normalizeDocumentId(v);
     } catch (e) {
@@ -193,6 +193,8 @@ export function searchRuleRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'dynamicSearchRules.update',
     query: writeQuery,
     body: updateBody,
+    // Pins name documents by id: integers past 2^53 keep their digits.
+    exactIntegers: true,
     status: 202,
     errors: ['feature_not_enabled', 'invalid_dynamic_search_rule_uid', 'invalid_dynamic_search_rule_conditions', 'invalid_dynamic_search_rule_actions'],
     handler: async (req, _reply, { query, body }) => {

@@ -56,6 +56,7 @@ export function similarRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Search'],
     action: 'search',
     body: bodySchema,
+    exactIntegers: true,
     status: 200,
     handler: async (_req, _reply, { uid, body }) => similarDocuments(ctx.engine, uid, body),
   });

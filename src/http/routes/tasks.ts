@@ -8,6 +8,8 @@ import { FILTER_PARAMS, matchesTask, parseFilterParam, type FilterParam, type Ta
 import { taskView, type TaskRecord } from '../../tasks/task.js';
 import { enqueueTask } from './params.js';
 import { PAYLOADS } from '../../tasks/task-queue.js';
+import { decodePayload, payloadHasExactIntegers } from '../../engine/documents/document-json.js';
+import { stringifyJson } from '../../util/exact-json.js';
 import type { AppContext } from '../context.js';
 import { queryRecord, route } from '../route.js';
 import { s, type FieldDef } from '../schema.js';
@@ -79,7 +81,7 @@ function paginate<T>(items: T[], uidOf: (t: T) => number, paging: { limit: numbe
 /** Documents as NDJSON, a few hundred lines per chunk, so a large payload streams out. */
 function* ndjsonChunks(docs: readonly unknown[]): Generator<string> {
   for (let i = 0; i < docs.length; i += 256) {
-    yield docs.slice(i, i + 256).map((d) => JSON.stringify(d) + '\n').join('');
+    yield docs.slice(i, i + 256).map((d) => stringifyJson(d) + '\n').join('');
   }
 }
 
@@ -177,7 +179,7 @@ export function taskRoutes(app: FastifyInstance, ctx: AppContext): void {
           `Task \`${t.uid}\` does not contain any documents. Only \`documentAdditionOrUpdate\` tasks contain documents`,
         );
       }
-      const docs = JSON.parse(payload.toString()) as unknown[];
+      const docs = decodePayload(payload, payloadHasExactIntegers(t.params));
       reply.header('content-type', 'application/x-ndjson');
       return reply.send(Readable.from(ndjsonChunks(docs)));
     },
