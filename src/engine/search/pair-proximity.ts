@@ -54,11 +54,13 @@ function runEnd(p: Posting, i: number): number {
  * Pair costs of `left` followed by `right` for the documents flagged in `inBucket`,
  * written into `out` (by docid; documents without both units keep MAX_PAIR_COST). With
  * `bucket` (those documents, ascending) much smaller than the lists, only their entries
- * are read, found by galloping.
+ * are read, found by galloping. With `typoAt`, only the occurrences of each document's
+ * least-typo derivations count (its typo count per unit), as in its occurrence lists.
  */
 export function bulkPairCosts(
   left: Unit, right: Unit, inBucket: Uint8Array, out: Uint8Array,
   weights: Int32Array, byAttribute: boolean, bucket: Uint32Array | null = null,
+  typoAt: ((d: number, unit: number) => number) | null = null,
 ): void {
   const span = left.isPhrase ? left.qposEnd - left.qpos : 0;
   // Entry runs of the bucket's documents in each list, found once per list.
@@ -66,11 +68,14 @@ export function bulkPairCosts(
   for (const sa of left.sources) {
     const A = sa.posting;
     const ra = bucket === null ? null : entryRanges(A.docs, bucket);
+    const ta = sa.typo + left.baseTypo;
     right.sources.forEach((sb, k) => {
       const B = sb.posting;
       if (A.docs.length === 0 || B.docs.length === 0) return;
+      const tb = sb.typo + right.baseTypo;
       const visit = (d: number, a0: number, a1: number, b0: number, b1: number) => {
         if (inBucket[d] !== 1 || out[d] === 0) return;
+        if (typoAt !== null && (typoAt(d, left.id) !== ta || typoAt(d, right.id) !== tb)) return;
         const c = closestPair(A.fps, a0, a1, span, B.fps, b0, b1, byAttribute, weights);
         if (c < out[d]!) out[d] = c;
       };

@@ -140,6 +140,8 @@ function filterUniverse(docids: Uint32Array, excluded: Uint8Array | null): Uint3
 const NO_LEVEL = 255;
 /** From this many documents on, pair proximities come from the posting lists. */
 const BULK_PAIR_DOCS = 1024;
+/** From this many documents sharing a level, pair costs come from the posting lists. */
+const LEAST_TYPO_PAIR_DOCS = 64;
 /** From this many documents on, the typo rule fills typo counts alone (MatchTable.fillTypos). */
 const TYPO_FILL_DOCS = 256;
 class Context implements RankingContext {
@@ -281,8 +283,13 @@ class Context implements RankingContext {
   private readonly pairCache = new Map<string, { out: Uint8Array; done: Uint8Array }>();
 
   pairCosts(left: Unit, right: Unit, docs: Uint32Array): Uint8Array | null {
-    if (docs.length < BULK_PAIR_DOCS || !this.table) return null;
-    const key = `${left.id}:${right.id}`;
+    const table = this.table;
+    if (!table || docs.length < LEAST_TYPO_PAIR_DOCS) return null;
+    // Thousands of documents: every derivation's occurrences count. Fewer: only those of
+    // each document's least-typo derivations, as its occurrences (from its record) would.
+    const leastTypo = docs.length < BULK_PAIR_DOCS;
+    if (leastTypo && !table.fillTypos(docs, [left, right])) return null;
+    const key = `${leastTypo ? 'least' : 'all'}:${left.id}:${right.id}`;
     const n = this.state.capacity + 1;
     let entry = this.pairCache.get(key);
     if (!entry) this.pairCache.set(key, (entry = { out: new Uint8Array(n).fill(MAX_PAIR_COST), done: new Uint8Array(n) }));
@@ -296,8 +303,9 @@ class Context implements RankingContext {
       list.push(d);
     }
     if (list.length > 0) {
-      const weights = this.table.opts.rankWeights ?? this.table.opts.weights;
-      bulkPairCosts(left, right, todo, entry.out, weights, this.proximityByAttribute, Uint32Array.from(list));
+      const weights = table.opts.rankWeights ?? table.opts.weights;
+      const typoAt = leastTypo ? (d: number, u: number) => table.typoAt(d, u) : null;
+      bulkPairCosts(left, right, todo, entry.out, weights, this.proximityByAttribute, Uint32Array.from(list), typoAt);
     }
     return entry.out;
   }
