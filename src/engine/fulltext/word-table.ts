@@ -206,6 +206,11 @@ export class SortedWords {
     return levels;
   }
 
+  /** Common-prefix length (code units, capped at 255) of each word with the one before it. */
+  prefixLengths(): Uint8Array {
+    return this.lcpTable()[0]!;
+  }
+
   /** Builds the lookup tables now (off the query path) rather than on first use. */
   prepare(): this {
     this.lcpTable();

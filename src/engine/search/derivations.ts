@@ -154,7 +154,10 @@ function bestSplit(state: IndexState, word: string, exclude: string[] | null): [
     left += chars[i - 1];
     const right = word.slice(left.length);
     if (exclude && exclude.length === 2 && exclude[0] === left && exclude[1] === right) continue;
-    if (wordPosting(state, left).docs.length === 0 || wordPosting(state, right).docs.length === 0) continue;
+    const bound = Math.min(wordPosting(state, left).docs.length, wordPosting(state, right).docs.length);
+    // A pair occurs in no more documents than either word has entries: a split that cannot
+    // beat the best so far (ties keep the first) is not joined.
+    if (bound === 0 || bound <= bestFreq) continue;
     const freq = pairFrequency(state, left, right);
     if (freq > bestFreq) {
       bestFreq = freq;

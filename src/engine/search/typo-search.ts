@@ -66,15 +66,16 @@ function walk(
   const r0 = rows.get(0);
   for (let j = 0; j <= m; j++) r0[j] = j < INF ? j : INF;
   rows.best[0] = r0[m]!;
-  let prev = '';
+  const codes = new Int32Array(m + 1);
+  for (let j = 0; j < m; j++) codes[j] = q.charCodeAt(j);
+  // Each word's common prefix with the one before it, from the dictionary's table: the rows
+  // of that prefix are still valid (when computed that deep) and are reused.
+  const shared = sorted.prefixLengths();
   let valid = 0;
   let i = lo;
   while (i < hi) {
     const w = words[i]!;
-    let l = 0;
-    const lim = Math.min(valid, w.length, prev.length);
-    while (l < lim && w.charCodeAt(l) === prev.charCodeAt(l)) l++;
-    prev = w;
+    const l = i === lo ? 0 : Math.min(valid, shared[i]!, w.length);
     let skipTo = -1;
     let depth = l + 1;
     for (; depth <= w.length; depth++) {
@@ -90,13 +91,13 @@ function walk(
       if (jlo - 1 <= m) cur[jlo - 1] = v0;
       let min = v0;
       for (let j = jlo; j <= jhi; j++) {
-        const qc = q.charCodeAt(j - 1);
+        const qc = codes[j - 1]!;
         let v = up[j - 1]! + (qc === c ? 0 : 1);
         const del = up[j]! + 1;
         if (del < v) v = del;
         const ins = v0 + 1;
         if (ins < v) v = ins;
-        if (up2 !== null && j > 1 && qc === pc && q.charCodeAt(j - 2) === c) {
+        if (up2 !== null && j > 1 && qc === pc && codes[j - 2] === c) {
           const tr = up2[j - 2]! + 1;
           if (tr < v) v = tr;
         }
