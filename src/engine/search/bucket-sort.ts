@@ -93,16 +93,34 @@ export function groupByCost(docs: Uint32Array, costs: Int32Array, scratch: Searc
     }
     return groups;
   }
-  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => costs[a]! - costs[b]! || a - b);
+  const order = sortedByCost(costs, n, min, range);
+  const out = scratch.uints(n);
+  for (let i = 0; i < n; i++) out[i] = docs[order[i]!]!;
   const groups: Group[] = [];
   let start = 0;
   for (let i = 1; i <= n; i++) {
     if (i === n || costs[order[i]!] !== costs[order[start]!]) {
-      groups.push({ cost: costs[order[start]!]!, docs: Uint32Array.from(order.slice(start, i), (k) => docs[k]!) });
+      groups.push({ cost: costs[order[start]!]!, docs: out.subarray(start, i) });
       start = i;
     }
   }
   return groups;
+}
+
+/**
+ * Indexes 0..n-1 ordered by cost then index. Cost and index packed into one double sort
+ * natively (a comparator sort of tens of thousands of candidates costs milliseconds); a
+ * range too wide to pack falls back to the comparator.
+ */
+function sortedByCost(costs: Int32Array, n: number, min: number, range: number): ArrayLike<number> {
+  const shift = 2 ** Math.ceil(Math.log2(n + 1));
+  if (range * shift >= 2 ** 53) return Array.from({ length: n }, (_, i) => i).sort((a, b) => costs[a]! - costs[b]! || a - b);
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = (costs[i]! - min) * shift + i;
+  keys.sort();
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = keys[i]! % shift;
+  return order;
 }
 
 /**
