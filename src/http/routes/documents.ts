@@ -9,6 +9,7 @@ import { compileEdition, PREVIEW_DOCUMENTS, previewEdition } from '../../engine/
 import { fromJson } from '../../engine/rhai/values.js';
 import type { IndexHandle } from '../../engine/indexes/index-handle.js';
 import { filterDocids } from '../../engine/facets/index.js';
+import { engineFilterOptions } from '../../engine/search/answer-query.js';
 import { parseRequiredFilter } from '../../engine/filter/filter-tree.js';
 import type { TaskSpec } from '../../tasks/task.js';
 import { bodyFormat, rawBody } from '../body.js';
@@ -106,7 +107,8 @@ async function documentsPage(ctx: AppContext, uid: string, p: DocumentsQuery) {
 }
 
 export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const containsFilter = () => ({ containsFilter: ctx.features.isEnabled('containsFilter') });
+  // `_foreign(…)` is refused here while its feature is off; the task then reads it at apply time.
+  const filterFeatures = () => ({ containsFilter: ctx.features.isEnabled('containsFilter'), foreignKeys: ctx.features.isEnabled('foreignKeys') });
 
   route(app, {
     method: 'GET',
@@ -268,7 +270,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 202,
     handler: async (_req, _reply, { uid, query, body }) => {
       const f = body.filter;
-      parseRequiredFilter(f, { code: 'invalid_document_filter', ...containsFilter() });
+      parseRequiredFilter(f, { code: 'invalid_document_filter', ...filterFeatures() });
       return enqueueTask(ctx, {
         type: 'documentDeletion',
         indexUid: uid,
@@ -293,14 +295,14 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       const script = compileEdition(body.function);
       const f = body.filter ?? null;
       // A filter given must say something: a blank one would read as every document.
-      if (f !== null) parseRequiredFilter(f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
+      if (f !== null) parseRequiredFilter(f, { code: 'invalid_document_filter', ...filterFeatures() });
       const c = body.context ?? null;
       if (c !== null && (typeof c !== 'object' || Array.isArray(c))) throw new ApiError('invalid_document_edition_context', 'The context must be an object');
       const context = c as Record<string, unknown> | null;
       // The clock limit, on a sample of what the function will meet (see `previewEdition`).
       const h = ctx.engine.indexes.get(uid);
       if (h) {
-        const matched = filterDocids(h, f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
+        const matched = filterDocids(h, f, { code: 'invalid_document_filter', ...engineFilterOptions(ctx.engine, filterFeatures()) });
         const ids = matched !== null ? [...matched.subarray(0, PREVIEW_DOCUMENTS)] : [...h.ext.values()].slice(0, PREVIEW_DOCUMENTS);
         const sample = (await ctx.engine.readDocs(ctx.engine.store, h, ids)).filter((d): d is Doc => d !== null);
         previewEdition(script, sample, context ? fromJson(context) : undefined, h.meta.primaryKey);
