@@ -29,9 +29,9 @@ export function networkParts(network: Network, random: () => number = Math.rando
   return parts;
 }
 
-/** A filter that also keeps only the documents of `shard` (array form: an AND of both). */
-export function withShard(filter: unknown, shard: string): unknown {
-  const own = `_shard = ${JSON.stringify(shard)}`;
+/** A filter that also keeps only the documents of `shard`, or of any of `shards` (array form: an AND of both). */
+export function withShard(filter: unknown, shard: string | readonly string[]): unknown {
+  const own = typeof shard === 'string' ? `_shard = ${JSON.stringify(shard)}` : `_shard IN [${shard.map((x) => JSON.stringify(x)).join(', ')}]`;
   if (filter === undefined || filter === null || (typeof filter === 'string' && filter.trim() === '')) return own;
   return Array.isArray(filter) ? [...(filter as unknown[]), own] : [filter, own];
 }

@@ -84,7 +84,23 @@ function checkHits(name: string, hits: unknown[]): Record<string, unknown>[] {
   });
 }
 
-async function attempt(remote: Remote, body: string, deadline: number): Promise<Omit<RemoteAnswer, 'name'>> {
+/** What a read sent to a remote is: its route, the key action it needs, the answer it expects. */
+export interface RemoteRead {
+  path: string;
+  action: string;
+  /** How the answer is named in the error when it cannot be read. */
+  answer: string;
+  valid(parsed: Record<string, unknown>): boolean;
+}
+
+const FEDERATED_SEARCH: RemoteRead = {
+  path: '/multi-search',
+  action: 'search',
+  answer: 'a federated search response',
+  valid: (p) => Array.isArray(p['hits']),
+};
+
+async function attempt(remote: Remote, read: RemoteRead, body: string, deadline: number): Promise<Record<string, unknown>> {
   const headers: Record<string, string> = { 'content-type': 'application/json', [PROXY_SEARCH_HEADER]: 'true' };
   if (remote.searchApiKey !== null) headers['authorization'] = `Bearer ${remote.searchApiKey}`;
   const left = deadline - Date.now();
@@ -92,7 +108,7 @@ async function attempt(remote: Remote, body: string, deadline: number): Promise<
   let r: Response;
   let text: string;
   try {
-    r = await fetch(`${remote.url.replace(/\/+$/, '')}/multi-search`, { method: 'POST', headers, body, signal: AbortSignal.timeout(left) });
+    r = await fetch(`${remote.url.replace(/\/+$/, '')}${read.path}`, { method: 'POST', headers, body, signal: AbortSignal.timeout(left) });
     text = await r.text();
   } catch (e) {
     const err = e as Error;
@@ -104,7 +120,7 @@ async function attempt(remote: Remote, body: string, deadline: number): Promise<
   }
   if (r.status === 401 || r.status === 403) {
     throw new Attempt(
-      new ApiError('remote_invalid_api_key', 'could not authenticate against the remote host\n  - hint: check that the remote instance was registered with a valid API key having the `search` action'),
+      new ApiError('remote_invalid_api_key', `could not authenticate against the remote host\n  - hint: check that the remote instance was registered with a valid API key having the \`${read.action}\` action`),
       false,
     );
   }
@@ -121,25 +137,23 @@ async function attempt(remote: Remote, body: string, deadline: number): Promise<
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;
-    if (!Array.isArray(parsed['hits'])) throw new Error('no hits');
+    if (typeof parsed !== 'object' || parsed === null || !read.valid(parsed)) throw new Error('unexpected answer');
   } catch {
-    throw new Attempt(new ApiError('remote_bad_response', `could not parse response from the remote host as a federated search response${fromRemote(shownBody(text))}${HINT_VERSION}`), true);
+    throw new Attempt(new ApiError('remote_bad_response', `could not parse response from the remote host as ${read.answer}${fromRemote(shownBody(text))}${HINT_VERSION}`), true);
   }
-  const total = parsed['estimatedTotalHits'] ?? parsed['totalHits'];
-  return {
-    hits: parsed['hits'] as Record<string, unknown>[],
-    estimatedTotalHits: typeof total === 'number' ? total : 0,
-    processingTimeMs: typeof parsed['processingTimeMs'] === 'number' ? parsed['processingTimeMs'] : 0,
-    facetsByIndex: (parsed['facetsByIndex'] ?? {}) as RemoteAnswer['facetsByIndex'],
-  };
+  return parsed;
 }
 
-async function searchOne(name: string, remote: Remote, body: string, deadline: number): Promise<RemoteAnswer> {
+/**
+ * Sends one read to a remote (its search key, the `Meili-Proxy-Search` header, within its
+ * deadline), retrying what may pass; throws the reference's `remote_*` errors.
+ */
+export async function readRemote(remote: Remote, read: RemoteRead, body: unknown, deadline: number): Promise<Record<string, unknown>> {
   const until = Math.min(deadline, Date.now() + REMOTE_DEADLINE_MS);
+  const text = JSON.stringify(body);
   for (let i = 0; ; i++) {
     try {
-      const out = await attempt(remote, body, until);
-      return { name, ...out, hits: checkHits(name, out.hits) };
+      return await attempt(remote, read, text, until);
     } catch (e) {
       if (!(e instanceof Attempt)) throw e;
       if (!e.retry || i >= RETRIES) throw e.error;
@@ -147,6 +161,18 @@ async function searchOne(name: string, remote: Remote, body: string, deadline: n
       await new Promise((r) => setTimeout(r, Math.min(100, 5 * 2 ** i) * (1 + Math.random())));
     }
   }
+}
+
+async function searchOne(name: string, remote: Remote, body: unknown, deadline: number): Promise<RemoteAnswer> {
+  const parsed = await readRemote(remote, FEDERATED_SEARCH, body, deadline);
+  const total = parsed['estimatedTotalHits'] ?? parsed['totalHits'];
+  return {
+    name,
+    hits: checkHits(name, parsed['hits'] as unknown[]),
+    estimatedTotalHits: typeof total === 'number' ? total : 0,
+    processingTimeMs: typeof parsed['processingTimeMs'] === 'number' ? parsed['processingTimeMs'] : 0,
+    facetsByIndex: (parsed['facetsByIndex'] ?? {}) as RemoteAnswer['facetsByIndex'],
+  };
 }
 
 /**
@@ -162,7 +188,7 @@ export async function searchRemotes(
   const settled = await Promise.allSettled(
     names.map((name) => {
       const { remote, queries } = byRemote.get(name)!;
-      return searchOne(name, remote, JSON.stringify({ queries, federation }), deadline);
+      return searchOne(name, remote, { queries, federation }, deadline);
     }),
   );
   const out: RemoteSearchOutcome = { results: [], errors: {} };

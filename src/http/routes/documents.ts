@@ -17,6 +17,8 @@ import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, typeError } from '../schema.js';
 import { enqueueTask, writeQuery } from './params.js';
+import { checkUseNetwork, isProxied } from './multi-search.js';
+import { documentsOverNetwork } from '../../network/network-reads.js';
 import { endOfValue, serdePosition, serdeUnexpected } from '../../util/json-syntax.js';
 
 const fieldsSchema = s.array(s.string());
@@ -43,6 +45,7 @@ const listQuery = s.object({
   ids: s.field(idsSchema, 'invalid_document_ids'),
   filter: s.field(s.string(), 'invalid_document_filter'),
   sort: s.field(s.array(s.string()), 'invalid_document_sort'),
+  useNetwork: s.field(s.boolean(), 'invalid_document_use_network'),
 });
 
 const fetchBody = s.object({
@@ -53,11 +56,13 @@ const fetchBody = s.object({
   ids: s.field(idsSchema.nullable(), 'invalid_document_ids'),
   filter: s.field(s.any({ oneOf: [{ type: 'string' }, { type: 'array' }, { type: 'null' }] }), 'invalid_document_filter'),
   sort: s.field(s.array(s.string()).nullable(), 'invalid_document_sort'),
+  useNetwork: s.field(s.boolean(), 'invalid_document_use_network'),
 });
 
 const getOneQuery = s.object({
   fields: s.field(fieldsSchema, 'invalid_document_fields'),
   retrieveVectors: s.field(s.boolean(), 'invalid_document_retrieve_vectors'),
+  useNetwork: s.field(s.boolean(), 'invalid_document_use_network'),
 });
 
 const addQuery = s.object({
@@ -101,9 +106,30 @@ async function withForeign(ctx: AppContext, h: IndexHandle, docs: Doc[]): Promis
 }
 
 /** A page of documents as `listDocuments` gives it, references resolved. */
-async function documentsPage(ctx: AppContext, uid: string, p: DocumentsQuery) {
-  const page = await listDocuments(ctx.engine, uid, p, { containsFilter: ctx.features.isEnabled('containsFilter'), foreignKeys: ctx.features.isEnabled('foreignKeys') });
+async function documentsPage(ctx: AppContext, uid: string, p: DocumentsQuery, withSortValues = false) {
+  const page = await listDocuments(ctx.engine, uid, p, { containsFilter: ctx.features.isEnabled('containsFilter'), foreignKeys: ctx.features.isEnabled('foreignKeys'), withSortValues });
   return { ...page, results: await withForeign(ctx, ctx.engine.getIndex(uid), page.results) };
+}
+
+/**
+ * `useNetwork` given: refused unless the `network` feature is on; true sends the fetch to the
+ * whole network (never again when another instance sent it here).
+ */
+function fetchesNetwork(ctx: AppContext, req: FastifyRequest, useNetwork: boolean | undefined): boolean {
+  return checkUseNetwork(ctx, { useNetwork }, 'a documents fetch') && !isProxied(req);
+}
+
+/**
+ * The documents route's answer. Asked by another instance (`Meili-Proxy-Search`), each document
+ * carries in `_federation.weightedScoreValues` the values it was sorted by, for that instance's merge.
+ */
+async function documentsAnswer(ctx: AppContext, req: FastifyRequest, uid: string, p: DocumentsQuery & { useNetwork?: boolean }) {
+  const { useNetwork, ...q } = p;
+  ctx.engine.getIndex(uid);
+  if (fetchesNetwork(ctx, req, useNetwork)) return documentsOverNetwork(ctx.engine.network.get(), uid, q, (sub) => documentsPage(ctx, uid, sub, true));
+  if (!isProxied(req)) return documentsPage(ctx, uid, q);
+  const { sortValues, ...page } = await documentsPage(ctx, uid, q, true);
+  return { ...page, results: page.results.map((d, i) => ({ ...d, _federation: { weightedScoreValues: sortValues?.[i] ?? [] } })) };
 }
 
 export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -118,7 +144,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.get',
     query: listQuery,
     status: 200,
-    handler: async (_req, _reply, { uid, query }) => documentsPage(ctx, uid, query),
+    handler: async (req, _reply, { uid, query }) => documentsAnswer(ctx, req, uid, query),
   });
 
   route(app, {
@@ -129,7 +155,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.get',
     body: fetchBody,
     status: 200,
-    handler: async (_req, _reply, { uid, body }) => documentsPage(ctx, uid, body),
+    handler: async (req, _reply, { uid, body }) => documentsAnswer(ctx, req, uid, body),
   });
 
   route(app, {
@@ -143,7 +169,14 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (req, _reply, { uid, query }) => {
       const id = (req.params as { documentId: string }).documentId;
       const h = ctx.engine.getIndex(uid);
+      const network = fetchesNetwork(ctx, req, query.useNetwork);
       const doc = await ctx.engine.getDocument(uid, id);
+      if (!doc && network) {
+        // Not held here: the instance holding it answers.
+        const { fields, retrieveVectors } = query;
+        const page = await documentsOverNetwork(ctx.engine.network.get(), uid, { ids: [id], limit: 1, fields, retrieveVectors }, (sub) => documentsPage(ctx, uid, sub, true));
+        if (page.results.length > 0) return page.results[0];
+      }
       if (!doc) throw documentNotFound(id);
       return (await withForeign(ctx, h, [await presentDocument(h, doc, query.fields, query.retrieveVectors)]))[0];
     },

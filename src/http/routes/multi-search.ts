@@ -148,9 +148,9 @@ export async function federatedOverNetwork(ctx: AppContext, items: MultiSearchIt
 }
 
 /** `useNetwork` given in a query: refused unless the `network` feature is on. */
-export function checkUseNetwork(ctx: AppContext, q: { useNetwork?: boolean }): boolean {
+export function checkUseNetwork(ctx: AppContext, q: { useNetwork?: boolean }, what = 'a search query'): boolean {
   if (q.useNetwork === undefined) return false;
-  ctx.features.check('network', 'passing `useNetwork` in a search query');
+  ctx.features.check('network', `passing \`useNetwork\` in ${what}`);
   return q.useNetwork;
 }
 
