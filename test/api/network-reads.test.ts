@@ -183,5 +183,7 @@ describe('documents with useNetwork', () => {
     expect(page['results']).toEqual(DOCS.slice(0, 5).map((d) => ({ id: d.id })));
     expect(page['total']).toBe(5);
     expect(page['remoteErrors']['ghost']).toMatchObject({ code: 'remote_could_not_send_request' });
+    // Writes of an unsharded network are not sent on: their tasks have no `network`.
+    expect('network' in (await c.client.tasks.getTask(0))).toBe(false);
   });
 });

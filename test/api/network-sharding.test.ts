@@ -136,4 +136,46 @@ describe('a sharded network', () => {
       expect(all['remoteErrors']).toEqual({});
     }
   });
+
+  it('keeps in each task where its write went: remote task uids on the leader, the origin on the others', async () => {
+    const add = await fetch(`${a.url}/indexes/movies/documents?customMetadata=import-7`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+      body: JSON.stringify([{ id: 100, title: 'movie 100', genre: 'even' }]),
+    });
+    const added = (await add.json()) as Record<string, any>;
+    const version = (await a.client.getNetwork()).version;
+    const remoteUid = added['network']['remoteTasks']['b']['taskUid'] as number;
+    const [ta, tb] = await Promise.all([a.client.tasks.waitForTask(added['taskUid']), b.client.tasks.waitForTask(remoteUid)]);
+    const onLeader = (await (await fetch(`${a.url}/tasks/${ta.uid}`, { headers: { authorization: `Bearer ${KEY_A}` } })).json()) as Record<string, any>;
+    expect(onLeader['network']).toEqual({ remoteTasks: { b: { taskUid: remoteUid, error: null } }, networkVersion: version });
+    expect(Object.keys(onLeader).slice(-3)).toEqual(['finishedAt', 'network', 'customMetadata']);
+    const onRemote = (await (await fetch(`${b.url}/tasks/${tb.uid}`, { headers: { authorization: `Bearer ${KEY_B}` } })).json()) as Record<string, any>;
+    expect(onRemote['network']).toEqual({ origin: { remoteName: 'a', taskUid: ta.uid, networkVersion: version } });
+    expect(onRemote['customMetadata']).toBe('import-7');
+    // The task list shows it too.
+    const listed = (await (await fetch(`${a.url}/tasks?uids=${ta.uid}`, { headers: { authorization: `Bearer ${KEY_A}` } })).json()) as Record<string, any>;
+    expect(listed['results'][0]['network']).toEqual(onLeader['network']);
+  });
+
+  it('keeps in the task why a remote made no task of a write', async () => {
+    const change = await fetch(`${a.url}/network`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ remotes: { ghost: { url: 'http://127.0.0.1:9', writeApiKey: 'x' } } }),
+    });
+    const changed = (await change.json()) as Record<string, any>;
+    expect(change.status).toBe(202);
+    expect(changed['network']['remoteTasks']['ghost']).toEqual({ error: expect.objectContaining({ code: 'remote_could_not_send_request', type: 'system' }) });
+    await a.client.tasks.waitForTask(changed['taskUid']);
+    const onLeader = await a.client.tasks.getTask(changed['taskUid']);
+    expect((onLeader as unknown as Record<string, any>)['network']['remoteTasks']).toMatchObject({
+      b: { taskUid: expect.any(Number), error: null },
+      ghost: { error: { code: 'remote_could_not_send_request', link: 'https://docs.meilisearch.com/errors#remote_could_not_send_request' } },
+    });
+    // b applied the change sent on, and its task names where it came from.
+    const remoteUid = changed['network']['remoteTasks']['b']['taskUid'] as number;
+    const onB = (await b.client.tasks.waitForTask(remoteUid)) as unknown as Record<string, any>;
+    expect(onB['network']).toEqual({ origin: { remoteName: 'a', taskUid: changed['taskUid'], networkVersion: expect.any(String) } });
+  });
 });
