@@ -89,7 +89,9 @@ export function asSearchAnswer(out: Record<string, unknown>, indexUid: string, q
     answer['facetStats'] = facets.stats;
   }
   answer['requestUid'] = out['requestUid'];
-  for (const key of ['metadata', 'performanceDetails']) if (out[key] !== undefined) answer[key] = out[key];
+  // A search on one index has one query: its metadata is an object, not a list.
+  if (Array.isArray(out['metadata'])) answer['metadata'] = out['metadata'][0];
+  if (out['performanceDetails'] !== undefined) answer['performanceDetails'] = out['performanceDetails'];
   answer['remoteErrors'] = out['remoteErrors'] ?? {};
   return answer;
 }

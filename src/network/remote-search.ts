@@ -12,6 +12,8 @@ import type { RemoteHits } from '../engine/search/multi-search.js';
 
 /** The header marking a search proxied from another instance. */
 export const PROXY_SEARCH_HEADER = 'meili-proxy-search';
+/** Headers asking a remote for the `metadata` of its queries: this product's, and the reference's name for it. */
+const INCLUDE_METADATA_HEADERS = ['service-include-metadata', 'meili-include-metadata'];
 
 /** How long a remote may take, at most (the whole search gets `SEARCH_DEADLINE_MS`). */
 const REMOTE_DEADLINE_MS = 5_000;
@@ -25,6 +27,8 @@ export interface RemoteAnswer {
   estimatedTotalHits: number;
   processingTimeMs: number;
   facetsByIndex: Record<string, { distribution: Record<string, Record<string, number>>; stats: Record<string, { min: number; max: number }> }>;
+  /** The remote's `metadata` of its queries, when asked for. */
+  metadata: { indexUid: string; primaryKey: string | null }[];
 }
 
 export interface RemoteSearchOutcome {
@@ -87,6 +91,8 @@ function checkHits(name: string, hits: unknown[]): Record<string, unknown>[] {
 /** What a read sent to a remote is: its route, the key action it needs, the answer it expects. */
 export interface RemoteRead {
   path: string;
+  /** Asks the remote for `metadata` (the header's spec name, and the reference's). */
+  includeMetadata?: boolean;
   action: string;
   /** How the answer is named in the error when it cannot be read. */
   answer: string;
@@ -102,6 +108,7 @@ const FEDERATED_SEARCH: RemoteRead = {
 
 async function attempt(remote: Remote, read: RemoteRead, body: string, deadline: number): Promise<Record<string, unknown>> {
   const headers: Record<string, string> = { 'content-type': 'application/json', [PROXY_SEARCH_HEADER]: 'true' };
+  if (read.includeMetadata) for (const h of INCLUDE_METADATA_HEADERS) headers[h] = 'true';
   if (remote.searchApiKey !== null) headers['authorization'] = `Bearer ${remote.searchApiKey}`;
   const left = deadline - Date.now();
   if (left <= 0) throw new Attempt(new ApiError('remote_timeout', 'remote host did not answer before the deadline'), false);
@@ -163,8 +170,13 @@ export async function readRemote(remote: Remote, read: RemoteRead, body: unknown
   }
 }
 
-async function searchOne(name: string, remote: Remote, body: unknown, deadline: number): Promise<RemoteAnswer> {
-  const parsed = await readRemote(remote, FEDERATED_SEARCH, body, deadline);
+async function searchOne(name: string, remote: Remote, body: unknown, deadline: number, includeMetadata: boolean): Promise<RemoteAnswer> {
+  const parsed = await readRemote(remote, { ...FEDERATED_SEARCH, includeMetadata }, body, deadline);
+  const metadata = Array.isArray(parsed['metadata'])
+    ? (parsed['metadata'] as Record<string, unknown>[])
+        .filter((m) => typeof m === 'object' && m !== null && typeof m['indexUid'] === 'string')
+        .map((m) => ({ indexUid: m['indexUid'] as string, primaryKey: typeof m['primaryKey'] === 'string' ? m['primaryKey'] : null }))
+    : [];
   const total = parsed['estimatedTotalHits'] ?? parsed['totalHits'];
   return {
     name,
@@ -172,6 +184,7 @@ async function searchOne(name: string, remote: Remote, body: unknown, deadline: 
     estimatedTotalHits: typeof total === 'number' ? total : 0,
     processingTimeMs: typeof parsed['processingTimeMs'] === 'number' ? parsed['processingTimeMs'] : 0,
     facetsByIndex: (parsed['facetsByIndex'] ?? {}) as RemoteAnswer['facetsByIndex'],
+    metadata,
   };
 }
 
@@ -183,12 +196,13 @@ export async function searchRemotes(
   byRemote: Map<string, { remote: Remote; queries: Record<string, unknown>[] }>,
   federation: Record<string, unknown>,
   deadline: number,
+  includeMetadata = false,
 ): Promise<RemoteSearchOutcome> {
   const names = [...byRemote.keys()].sort();
   const settled = await Promise.allSettled(
     names.map((name) => {
       const { remote, queries } = byRemote.get(name)!;
-      return searchOne(name, remote, { queries, federation }, deadline);
+      return searchOne(name, remote, { queries, federation }, deadline, includeMetadata);
     }),
   );
   const out: RemoteSearchOutcome = { results: [], errors: {} };
@@ -204,7 +218,9 @@ export async function searchRemotes(
  * values read, then dropped from `_federation`); a remote whose hits cannot be read this way
  * joins the errors.
  */
-export function remoteHits(outcome: RemoteSearchOutcome): { hits: RemoteHits; errors: Record<string, ErrorBody> } {
+export function remoteHits(outcome: RemoteSearchOutcome): { hits: RemoteHits; errors: Record<string, ErrorBody>; primaryKeys: Map<string, Map<string, string | null>> } {
+  // Each remote's primary key of each index it searched, from its metadata.
+  const primaryKeys = new Map(outcome.results.map((r) => [r.name, new Map(r.metadata.map((m) => [m.indexUid, m.primaryKey]))]));
   const errors = { ...outcome.errors };
   const hits: RemoteHits = { lists: [], estimatedTotalHits: 0, processingTimeMs: 0, facetsByIndex: {} };
   for (const r of outcome.results) {
@@ -229,5 +245,5 @@ export function remoteHits(outcome: RemoteSearchOutcome): { hits: RemoteHits; er
     hits.processingTimeMs = Math.max(hits.processingTimeMs, r.processingTimeMs);
     for (const [uid, f] of Object.entries(r.facetsByIndex)) (hits.facetsByIndex[uid] ??= []).push({ facetDistribution: f.distribution, facetStats: f.stats });
   }
-  return { hits, errors };
+  return { hits, errors, primaryKeys };
 }

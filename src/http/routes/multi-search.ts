@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { PROXY_SEARCH_HEADER, SEARCH_DEADLINE_MS, remoteHits, searchRemotes } from '../../network/remote-search.js';
 import type { Remote } from '../../engine/network/network.js';
+import { uuidv7 } from '../../util/uuid.js';
 import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
 import type { AppContext } from '../context.js';
@@ -108,7 +109,21 @@ async function multiSearchOverNetwork(ctx: AppContext, items: MultiSearchItem[],
  * request (`queryPosition`, given by the instance that sent it here or by a `useNetwork`
  * query it was made from), which hits and errors report.
  */
-export async function federatedOverNetwork(ctx: AppContext, items: MultiSearchItem[], fed: Federation, opts: MultiSearchOptions, proxied: boolean) {
+/** A query of the request as its `metadata` names it: its index, and the remote it was sent to. */
+export interface QueryPlace {
+  indexUid: string;
+  remote: string | null;
+}
+
+export async function federatedOverNetwork(
+  ctx: AppContext,
+  items: MultiSearchItem[],
+  fed: Federation,
+  opts: MultiSearchOptions,
+  proxied: boolean,
+  /** The request's queries before `useNetwork` ones were split: one `metadata` entry each. */
+  places: QueryPlace[] = items.map((item) => ({ indexUid: item.indexUid, remote: item.federationOptions?.remote ?? null })),
+) {
   if (proxied) ctx.features.check('network', 'Performing a remote federated search');
   checkMultiSearchSize(items);
   checkFederatedItems(items);
@@ -141,9 +156,22 @@ export async function federatedOverNetwork(ctx: AppContext, items: MultiSearchIt
   // Each remote returns the first hits of its own merge: offset and limit apply once, here.
   const w = searchWindow(fed, Infinity);
   const { page: _p, hitsPerPage: _h, mergeFacets: _m, ...rest } = fed;
-  const pending = searchRemotes(byRemote, { ...rest, offset: 0, limit: w.offset + w.limit }, Date.now() + SEARCH_DEADLINE_MS).then(remoteHits);
+  const pending = searchRemotes(byRemote, { ...rest, offset: 0, limit: w.offset + w.limit }, Date.now() + SEARCH_DEADLINE_MS, opts.includeMetadata).then(remoteHits);
   const out = await federatedSearch(ctx.engine, local, fed, { ...opts, proxied, remote: { self: network.self, hits: pending.then((r) => r.hits) } });
-  out['remoteErrors'] = (await pending).errors;
+  const remote = await pending;
+  out['remoteErrors'] = remote.errors;
+  if (opts.includeMetadata) {
+    // One entry per query of the request, in its order, naming where it ran: a query sent to a
+    // remote gets that remote's primary key (from its metadata), the others this instance's.
+    out['metadata'] = places.map(({ indexUid, remote: name }) => {
+      const here = name === null || name === network.self;
+      const primaryKey = here ? (ctx.engine.indexes.get(indexUid)?.meta.primaryKey ?? null) : (remote.primaryKeys.get(name)?.get(indexUid) ?? null);
+      const entry: Record<string, unknown> = { queryUid: uuidv7(), indexUid, primaryKey };
+      const where = name ?? network.self;
+      if (where !== null) entry['remote'] = where;
+      return entry;
+    });
+  }
   return out;
 }
 
@@ -160,7 +188,7 @@ export function checkUseNetwork(ctx: AppContext, q: { useNetwork?: boolean }, wh
  */
 export async function searchOverNetwork(ctx: AppContext, indexUid: string, q: SearchQuery & { useNetwork?: boolean }, opts: MultiSearchOptions) {
   const items = partitionQuery(ctx.engine.network.get(), indexUid, q, 0, undefined);
-  const out = await federatedOverNetwork(ctx, items, federationOf(indexUid, q), opts, false);
+  const out = await federatedOverNetwork(ctx, items, federationOf(indexUid, q), opts, false, [{ indexUid, remote: null }]);
   return asSearchAnswer(out, indexUid, q.q ?? '');
 }
 
@@ -199,8 +227,9 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
       const opts = { includeMetadata: includeMetadata(req), ...searchOptions(ctx) };
       const queries = body.queries.map(toSearchItem);
       const proxied = isProxied(req);
+      const places = queries.map((item) => ({ indexUid: item.indexUid, remote: item.federationOptions?.remote ?? null }));
       return body.federation
-        ? federatedOverNetwork(ctx, expandNetworkQueries(ctx, queries, proxied), body.federation, opts, proxied)
+        ? federatedOverNetwork(ctx, expandNetworkQueries(ctx, queries, proxied), body.federation, opts, proxied, places)
         : multiSearchOverNetwork(ctx, queries, opts, proxied);
     },
   });
