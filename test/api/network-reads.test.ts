@@ -78,10 +78,11 @@ describe('facet search with useNetwork', () => {
   it('counts the facet values of every shard once, from any instance', async () => {
     expect(onA.length).toBeGreaterThan(5);
     expect(onB.length).toBeGreaterThan(5);
-    const local = await a.client.index('items').searchForFacetValues({ facetName: 'genre' });
+    const local = await a.client.index('items').searchForFacetValues({ facetName: 'genre', useNetwork: false } as never);
     expect(local.facetHits).toEqual(['even', 'odd', 'rare'].map((value) => ({ value, count: countOf(onA, value) })).filter((h) => h.count > 0));
-    for (const node of [a, b]) {
-      const all = (await node.client.index('items').searchForFacetValues({ facetName: 'genre', useNetwork: true } as never)) as unknown as Record<string, any>;
+    // Left out, useNetwork is on in a sharded network, as in the reference.
+    for (const [node, useNetwork] of [[a, true], [b, true], [a, undefined]] as const) {
+      const all = (await node.client.index('items').searchForFacetValues({ facetName: 'genre', useNetwork } as never)) as unknown as Record<string, any>;
       expect(all['facetHits']).toEqual([
         { value: 'even', count: 10 },
         { value: 'odd', count: 20 },
@@ -156,11 +157,14 @@ describe('documents with useNetwork', () => {
     expect(all.body['total']).toBe(40);
     // Without sort, each part's documents come in turn.
     expect(all.body['results'].map((d: { id: number }) => d.id)).toEqual([...onA, ...onB].map((d) => d.id));
-    const local = await get(a, KEY_A, '/indexes/items/documents?limit=100');
+    const local = await get(a, KEY_A, '/indexes/items/documents?limit=100&useNetwork=false');
     expect(local.body['total']).toBe(onA.length);
+    // Left out, useNetwork is on in a sharded network.
+    expect((await get(a, KEY_A, '/indexes/items/documents?limit=1')).body['total']).toBe(40);
 
     const elsewhere = onB[0]!;
-    expect(await get(a, KEY_A, `/indexes/items/documents/${elsewhere.id}`)).toMatchObject({ status: 404, body: { code: 'document_not_found' } });
+    expect(await get(a, KEY_A, `/indexes/items/documents/${elsewhere.id}?useNetwork=false`)).toMatchObject({ status: 404, body: { code: 'document_not_found' } });
+    expect(await get(a, KEY_A, `/indexes/items/documents/${elsewhere.id}?fields=id`)).toMatchObject({ status: 200, body: { id: elsewhere.id } });
     expect(await a.client.index('items').getDocument(elsewhere.id, { fields: ['id', 'genre'], useNetwork: true } as never)).toEqual({ id: elsewhere.id, genre: elsewhere.genre });
     expect(await get(a, KEY_A, '/indexes/items/documents/999?useNetwork=true')).toMatchObject({ status: 404, body: { code: 'document_not_found', message: 'Document `999` not found.' } });
   });

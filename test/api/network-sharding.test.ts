@@ -103,7 +103,9 @@ describe('a sharded network', () => {
     expect(onB.length).toBeGreaterThan(10);
     expect(ta.details).toMatchObject({ receivedDocuments: 60, indexedDocuments: onA.length });
     expect(tb.details).toMatchObject({ receivedDocuments: 60, indexedDocuments: onB.length });
-    const ids = async (n: TestNode) => (await n.client.index('movies').getDocuments({ limit: 100, fields: ['id'] })).results.map((d) => d['id']).sort((x, y) => x - y);
+    // What each instance holds itself (a sharded network answers reads as one index unless asked not to).
+    const ids = async (n: TestNode) =>
+      (await n.client.index('movies').getDocuments({ limit: 100, fields: ['id'], useNetwork: false } as object)).results.map((d) => (d as Record<string, any>)['id']).sort((x, y) => x - y);
     expect(await ids(a)).toEqual(onA);
     expect(await ids(b)).toEqual(onB);
 
@@ -121,12 +123,22 @@ describe('a sharded network', () => {
 
   it('filters by shard with _shard, and finds every document once with useNetwork', async () => {
     const movies = a.client.index('movies');
-    const own = await movies.search('', { filter: '_shard = s1', limit: 100 });
+    const local = { useNetwork: false } as object;
+    const own = await movies.search('', { filter: '_shard = s1', limit: 100, ...local });
     expect(own.estimatedTotalHits).toBe((await movies.getStats()).numberOfDocuments);
-    expect((await movies.search('', { filter: '_shard = s2' })).hits).toEqual([]);
-    expect((await movies.search('', { filter: '_shard IN [s2, s1] AND genre = even', limit: 100 })).hits.every((h) => h['genre'] === 'even')).toBe(true);
-    expect((await movies.search('', { filter: '_shard != s1' })).hits).toEqual([]);
-    expect((await apiError(movies.search('', { filter: '_shard EXISTS' }))).message).toMatch(/^Index `movies`: The `_shard` field only takes `=`, `!=`, `IN` and `NOT IN`/);
+    expect((await movies.search('', { filter: '_shard = s2', ...local })).hits).toEqual([]);
+    expect((await movies.search('', { filter: '_shard IN [s2, s1] AND genre = even', limit: 100, ...local })).hits.every((h) => h['genre'] === 'even')).toBe(true);
+    expect((await movies.search('', { filter: '_shard != s1', ...local })).hits).toEqual([]);
+    expect((await apiError(movies.search('', { filter: '_shard EXISTS', ...local }))).message).toMatch(/^Index `movies`: The `_shard` field only takes `=`, `!=`, `IN` and `NOT IN`/);
+    // Left out, useNetwork is on in a sharded network, as in the reference: `_shard = s2` finds b's documents.
+    const s2 = await movies.search('', { filter: '_shard = s2', limit: 100 });
+    expect(s2.estimatedTotalHits).toBe((await b.client.index('movies').getStats()).numberOfDocuments);
+    expect(s2.hits.every((h) => (h as Record<string, any>)['_federation']['remote'] === 'b')).toBe(true);
+    // A multi-search query too, unless it names a remote.
+    const multi = await a.client.multiSearch({ queries: [{ indexUid: 'movies', q: 'movie', limit: 100 }] });
+    expect(multi.results[0]!.estimatedTotalHits).toBe(58);
+    const named = await a.client.multiSearch({ federation: {}, queries: [{ indexUid: 'movies', q: 'movie', federationOptions: { remote: 'b' } }] });
+    expect(named.estimatedTotalHits).toBe((await b.client.index('movies').getStats()).numberOfDocuments);
 
     for (const node of [a, b]) {
       const all = (await node.client.index('movies').search('movie', { useNetwork: true, limit: 100 } as object)) as unknown as Record<string, any>;

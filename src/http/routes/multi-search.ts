@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { PROXY_SEARCH_HEADER, SEARCH_DEADLINE_MS, remoteHits, searchRemotes } from '../../network/remote-search.js';
 import type { Remote } from '../../engine/network/network.js';
+import { isSharded } from '../../engine/network/shards.js';
 import { uuidv7 } from '../../util/uuid.js';
 import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
@@ -75,6 +76,11 @@ function toSearchItem(item: ReturnType<typeof queryItem.validate>): MultiSearchI
   return out;
 }
 
+/** A query of a federated search sent to a named remote (never sent to the whole network by default). */
+function namesRemote(item: MultiSearchItem): boolean {
+  return item.federationOptions?.remote !== undefined && item.federationOptions.remote !== null;
+}
+
 /** A federated search another instance sent here, for its own merge. */
 export function isProxied(req: FastifyRequest): boolean {
   const v = req.headers[PROXY_SEARCH_HEADER];
@@ -83,12 +89,13 @@ export function isProxied(req: FastifyRequest): boolean {
 
 /** Queries answered one by one, those with `useNetwork: true` by the whole network. */
 async function multiSearchOverNetwork(ctx: AppContext, items: MultiSearchItem[], opts: MultiSearchOptions, proxied: boolean) {
-  if (proxied || !items.some((item) => checkUseNetwork(ctx, item))) return multiSearch(ctx.engine, items, opts);
+  const network = items.map((item) => checkUseNetwork(ctx, item, undefined, namesRemote(item)));
+  if (proxied || !network.some(Boolean)) return multiSearch(ctx.engine, items, opts);
   checkMultiSearchSize(items);
   const results: unknown[] = [];
   for (let i = 0; i < items.length; i++) {
-    const { useNetwork, ...item } = items[i]!;
-    if (useNetwork !== true || (item.federationOptions !== undefined && item.federationOptions !== null)) {
+    const { useNetwork: _u, ...item } = items[i]!;
+    if (!network[i] || (item.federationOptions !== undefined && item.federationOptions !== null)) {
       results.push(await answerQuery(ctx.engine, item, i, opts));
       continue;
     }
@@ -175,9 +182,13 @@ export async function federatedOverNetwork(
   return out;
 }
 
-/** `useNetwork` given in a query: refused unless the `network` feature is on. */
-export function checkUseNetwork(ctx: AppContext, q: { useNetwork?: boolean }, what = 'a search query'): boolean {
-  if (q.useNetwork === undefined) return false;
+/**
+ * Whether a query goes to the whole network. `useNetwork` given: refused unless the `network`
+ * feature is on. Left out: yes when the network shards documents (a query naming a remote
+ * excepted), as the reference defaults it, so that a sharded index answers as one index.
+ */
+export function checkUseNetwork(ctx: AppContext, q: { useNetwork?: boolean }, what = 'a search query', namesRemote = false): boolean {
+  if (q.useNetwork === undefined) return !namesRemote && ctx.features.isEnabled('network') && isSharded(ctx.engine.network.get());
   ctx.features.check('network', `passing \`useNetwork\` in ${what}`);
   return q.useNetwork;
 }
@@ -197,10 +208,11 @@ export async function searchOverNetwork(ctx: AppContext, indexUid: string, q: Se
  * the parts keep the place of the query they come from.
  */
 function expandNetworkQueries(ctx: AppContext, items: MultiSearchItem[], proxied: boolean): MultiSearchItem[] {
-  if (!items.some((item) => checkUseNetwork(ctx, item)) || proxied) return items.map(({ useNetwork: _, ...item }) => item);
+  const whole = items.map((item) => checkUseNetwork(ctx, item, undefined, namesRemote(item)));
+  if (!whole.some(Boolean) || proxied) return items.map(({ useNetwork: _, ...item }) => item);
   const network = ctx.engine.network.get();
-  return items.flatMap(({ useNetwork, ...item }, i) => {
-    if (useNetwork !== true) return [item];
+  return items.flatMap(({ useNetwork: _, ...item }, i) => {
+    if (!whole[i]) return [item];
     if (item.federationOptions?.remote !== undefined && item.federationOptions.remote !== null) {
       throw new ApiError('invalid_multi_search_remote', `Invalid \`queries[${i}].federation_options.remote\`: a query with \`useNetwork: true\` is sent to the whole network and cannot name a remote`);
     }
