@@ -203,7 +203,12 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
       return r.task;
     },
     async recordTaskNetwork(taskUid, network) {
-      await replicator.propose({ kind: 'taskNetwork', taskUid, network });
+      // The write is enqueued and answered already: failing to note where it went loses only the note.
+      try {
+        await replicator.propose({ kind: 'taskNetwork', taskUid, network });
+      } catch (e) {
+        log.warn({ taskUid, err: e }, 'could not record the network of a task');
+      }
     },
     async configure(name, op) {
       const r = await replicator.propose({ kind: 'config', name, at: Date.now(), op });
