@@ -89,7 +89,12 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   app.addHook('preValidation', (req, _reply, done) => runWithLogger(req.log, done));
   instrumentHttp(app, ctx.metrics);
   // Before compression, which would turn the task summary it extends into a stream.
-  writeProxyHooks(app, { network: () => ctx.engine.network.get(), enabled: () => ctx.features.isEnabled('network'), log: app.log });
+  writeProxyHooks(app, {
+    network: () => ctx.engine.network.get(),
+    enabled: () => ctx.features.isEnabled('network'),
+    record: (uid, network) => ctx.recordTaskNetwork(uid, network),
+    log: app.log,
+  });
 
   // Bodies are read raw; each route decides which formats it accepts and parses them itself,
   // so that every failure carries the reference's error code.

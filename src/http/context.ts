@@ -7,7 +7,7 @@ import type { ConsistentReads } from '../replication/consistent-reads.js';
 import type { Replicator } from '../replication/replicator.js';
 import type { Executor } from '../tasks/executor.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
-import type { TaskRecord, TaskSpec } from '../tasks/task.js';
+import type { TaskNetwork, TaskRecord, TaskSpec } from '../tasks/task.js';
 import type { WebhookStore } from '../webhooks/webhook-store.js';
 import type { LogHub } from '../util/log-hub.js';
 import type { ChatWorkspaces } from '../chat/workspaces.js';
@@ -35,6 +35,8 @@ export interface AppContext {
   logs: LogHub;
   /** Proposes a task; resolves with the registered task once it is durable. */
   enqueue(spec: TaskSpec, payload?: Buffer): Promise<TaskRecord>;
+  /** Records, through the log, a task's place in the network (`network` of the task). */
+  recordTaskNetwork(taskUid: number, network: TaskNetwork): Promise<void>;
   /** Applies a node-wide change through the log (see `ConfigHandler`); throws the handler's ApiError. */
   configure(name: string, op: unknown): Promise<unknown>;
   /** Resolves when the task reached a final status (or the timeout passed). */

@@ -29,9 +29,9 @@ export function networkParts(network: Network, random: () => number = Math.rando
   return parts;
 }
 
-/** A filter that also keeps only the documents of `shard` (array form: an AND of both). */
-export function withShard(filter: unknown, shard: string): unknown {
-  const own = `_shard = ${JSON.stringify(shard)}`;
+/** A filter that also keeps only the documents of `shard`, or of any of `shards` (array form: an AND of both). */
+export function withShard(filter: unknown, shard: string | readonly string[]): unknown {
+  const own = typeof shard === 'string' ? `_shard = ${JSON.stringify(shard)}` : `_shard IN [${shard.map((x) => JSON.stringify(x)).join(', ')}]`;
   if (filter === undefined || filter === null || (typeof filter === 'string' && filter.trim() === '')) return own;
   return Array.isArray(filter) ? [...(filter as unknown[]), own] : [filter, own];
 }
@@ -89,7 +89,9 @@ export function asSearchAnswer(out: Record<string, unknown>, indexUid: string, q
     answer['facetStats'] = facets.stats;
   }
   answer['requestUid'] = out['requestUid'];
-  for (const key of ['metadata', 'performanceDetails']) if (out[key] !== undefined) answer[key] = out[key];
+  // A search on one index has one query: its metadata is an object, not a list.
+  if (Array.isArray(out['metadata'])) answer['metadata'] = out['metadata'][0];
+  if (out['performanceDetails'] !== undefined) answer['performanceDetails'] = out['performanceDetails'];
   answer['remoteErrors'] = out['remoteErrors'] ?? {};
   return answer;
 }

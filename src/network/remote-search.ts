@@ -13,6 +13,8 @@ import { mayHoldBigIntegers, parseJson } from '../util/exact-json.js';
 
 /** The header marking a search proxied from another instance. */
 export const PROXY_SEARCH_HEADER = 'meili-proxy-search';
+/** Headers asking a remote for the `metadata` of its queries: this product's, and the reference's name for it. */
+const INCLUDE_METADATA_HEADERS = ['service-include-metadata', 'meili-include-metadata'];
 
 /** How long a remote may take, at most (the whole search gets `SEARCH_DEADLINE_MS`). */
 const REMOTE_DEADLINE_MS = 5_000;
@@ -26,6 +28,8 @@ export interface RemoteAnswer {
   estimatedTotalHits: number;
   processingTimeMs: number;
   facetsByIndex: Record<string, { distribution: Record<string, Record<string, number>>; stats: Record<string, { min: number; max: number }> }>;
+  /** The remote's `metadata` of its queries, when asked for. */
+  metadata: { indexUid: string; primaryKey: string | null }[];
 }
 
 export interface RemoteSearchOutcome {
@@ -85,15 +89,34 @@ function checkHits(name: string, hits: unknown[]): Record<string, unknown>[] {
   });
 }
 
-async function attempt(remote: Remote, body: string, deadline: number): Promise<Omit<RemoteAnswer, 'name'>> {
+/** What a read sent to a remote is: its route, the key action it needs, the answer it expects. */
+export interface RemoteRead {
+  path: string;
+  /** Asks the remote for `metadata` (the header's spec name, and the reference's). */
+  includeMetadata?: boolean;
+  action: string;
+  /** How the answer is named in the error when it cannot be read. */
+  answer: string;
+  valid(parsed: Record<string, unknown>): boolean;
+}
+
+const FEDERATED_SEARCH: RemoteRead = {
+  path: '/multi-search',
+  action: 'search',
+  answer: 'a federated search response',
+  valid: (p) => Array.isArray(p['hits']),
+};
+
+async function attempt(remote: Remote, read: RemoteRead, body: string, deadline: number): Promise<Record<string, unknown>> {
   const headers: Record<string, string> = { 'content-type': 'application/json', [PROXY_SEARCH_HEADER]: 'true' };
+  if (read.includeMetadata) for (const h of INCLUDE_METADATA_HEADERS) headers[h] = 'true';
   if (remote.searchApiKey !== null) headers['authorization'] = `Bearer ${remote.searchApiKey}`;
   const left = deadline - Date.now();
   if (left <= 0) throw new Attempt(new ApiError('remote_timeout', 'remote host did not answer before the deadline'), false);
   let r: Response;
   let text: string;
   try {
-    r = await fetch(`${remote.url.replace(/\/+$/, '')}/multi-search`, { method: 'POST', headers, body, signal: AbortSignal.timeout(left) });
+    r = await fetch(`${remote.url.replace(/\/+$/, '')}${read.path}`, { method: 'POST', headers, body, signal: AbortSignal.timeout(left) });
     text = await r.text();
   } catch (e) {
     const err = e as Error;
@@ -105,7 +128,7 @@ async function attempt(remote: Remote, body: string, deadline: number): Promise<
   }
   if (r.status === 401 || r.status === 403) {
     throw new Attempt(
-      new ApiError('remote_invalid_api_key', 'could not authenticate against the remote host\n  - hint: check that the remote instance was registered with a valid API key having the `search` action'),
+      new ApiError('remote_invalid_api_key', `could not authenticate against the remote host\n  - hint: check that the remote instance was registered with a valid API key having the \`${read.action}\` action`),
       false,
     );
   }
@@ -122,27 +145,29 @@ async function attempt(remote: Remote, body: string, deadline: number): Promise<
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;
-    if (!Array.isArray(parsed['hits'])) throw new Error('no hits');
-    // Hits keep their big integers to the digit (see exact-json.ts); the figures around them are doubles.
-    if (mayHoldBigIntegers(text)) parsed['hits'] = (parseJson(text) as Record<string, unknown>)['hits'];
+    if (typeof parsed !== 'object' || parsed === null || !read.valid(parsed)) throw new Error('unexpected answer');
+    // Hits and documents keep their big integers to the digit (see exact-json.ts); the figures
+    // around them are doubles.
+    if (mayHoldBigIntegers(text)) {
+      const exact = parseJson(text) as Record<string, unknown>;
+      for (const key of ['hits', 'results']) if (key in exact) parsed[key] = exact[key];
+    }
   } catch {
-    throw new Attempt(new ApiError('remote_bad_response', `could not parse response from the remote host as a federated search response${fromRemote(shownBody(text))}${HINT_VERSION}`), true);
+    throw new Attempt(new ApiError('remote_bad_response', `could not parse response from the remote host as ${read.answer}${fromRemote(shownBody(text))}${HINT_VERSION}`), true);
   }
-  const total = parsed['estimatedTotalHits'] ?? parsed['totalHits'];
-  return {
-    hits: parsed['hits'] as Record<string, unknown>[],
-    estimatedTotalHits: typeof total === 'number' ? total : 0,
-    processingTimeMs: typeof parsed['processingTimeMs'] === 'number' ? parsed['processingTimeMs'] : 0,
-    facetsByIndex: (parsed['facetsByIndex'] ?? {}) as RemoteAnswer['facetsByIndex'],
-  };
+  return parsed;
 }
 
-async function searchOne(name: string, remote: Remote, body: string, deadline: number): Promise<RemoteAnswer> {
+/**
+ * Sends one read to a remote (its search key, the `Meili-Proxy-Search` header, within its
+ * deadline), retrying what may pass; throws the reference's `remote_*` errors.
+ */
+export async function readRemote(remote: Remote, read: RemoteRead, body: unknown, deadline: number): Promise<Record<string, unknown>> {
   const until = Math.min(deadline, Date.now() + REMOTE_DEADLINE_MS);
+  const text = JSON.stringify(body);
   for (let i = 0; ; i++) {
     try {
-      const out = await attempt(remote, body, until);
-      return { name, ...out, hits: checkHits(name, out.hits) };
+      return await attempt(remote, read, text, until);
     } catch (e) {
       if (!(e instanceof Attempt)) throw e;
       if (!e.retry || i >= RETRIES) throw e.error;
@@ -150,6 +175,24 @@ async function searchOne(name: string, remote: Remote, body: string, deadline: n
       await new Promise((r) => setTimeout(r, Math.min(100, 5 * 2 ** i) * (1 + Math.random())));
     }
   }
+}
+
+async function searchOne(name: string, remote: Remote, body: unknown, deadline: number, includeMetadata: boolean): Promise<RemoteAnswer> {
+  const parsed = await readRemote(remote, { ...FEDERATED_SEARCH, includeMetadata }, body, deadline);
+  const metadata = Array.isArray(parsed['metadata'])
+    ? (parsed['metadata'] as Record<string, unknown>[])
+        .filter((m) => typeof m === 'object' && m !== null && typeof m['indexUid'] === 'string')
+        .map((m) => ({ indexUid: m['indexUid'] as string, primaryKey: typeof m['primaryKey'] === 'string' ? m['primaryKey'] : null }))
+    : [];
+  const total = parsed['estimatedTotalHits'] ?? parsed['totalHits'];
+  return {
+    name,
+    hits: checkHits(name, parsed['hits'] as unknown[]),
+    estimatedTotalHits: typeof total === 'number' ? total : 0,
+    processingTimeMs: typeof parsed['processingTimeMs'] === 'number' ? parsed['processingTimeMs'] : 0,
+    facetsByIndex: (parsed['facetsByIndex'] ?? {}) as RemoteAnswer['facetsByIndex'],
+    metadata,
+  };
 }
 
 /**
@@ -160,12 +203,13 @@ export async function searchRemotes(
   byRemote: Map<string, { remote: Remote; queries: Record<string, unknown>[] }>,
   federation: Record<string, unknown>,
   deadline: number,
+  includeMetadata = false,
 ): Promise<RemoteSearchOutcome> {
   const names = [...byRemote.keys()].sort();
   const settled = await Promise.allSettled(
     names.map((name) => {
       const { remote, queries } = byRemote.get(name)!;
-      return searchOne(name, remote, JSON.stringify({ queries, federation }), deadline);
+      return searchOne(name, remote, { queries, federation }, deadline, includeMetadata);
     }),
   );
   const out: RemoteSearchOutcome = { results: [], errors: {} };
@@ -181,7 +225,9 @@ export async function searchRemotes(
  * values read, then dropped from `_federation`); a remote whose hits cannot be read this way
  * joins the errors.
  */
-export function remoteHits(outcome: RemoteSearchOutcome): { hits: RemoteHits; errors: Record<string, ErrorBody> } {
+export function remoteHits(outcome: RemoteSearchOutcome): { hits: RemoteHits; errors: Record<string, ErrorBody>; primaryKeys: Map<string, Map<string, string | null>> } {
+  // Each remote's primary key of each index it searched, from its metadata.
+  const primaryKeys = new Map(outcome.results.map((r) => [r.name, new Map(r.metadata.map((m) => [m.indexUid, m.primaryKey]))]));
   const errors = { ...outcome.errors };
   const hits: RemoteHits = { lists: [], estimatedTotalHits: 0, processingTimeMs: 0, facetsByIndex: {} };
   for (const r of outcome.results) {
@@ -206,5 +252,5 @@ export function remoteHits(outcome: RemoteSearchOutcome): { hits: RemoteHits; er
     hits.processingTimeMs = Math.max(hits.processingTimeMs, r.processingTimeMs);
     for (const [uid, f] of Object.entries(r.facetsByIndex)) (hits.facetsByIndex[uid] ??= []).push({ facetDistribution: f.distribution, facetStats: f.stats });
   }
-  return { hits, errors };
+  return { hits, errors, primaryKeys };
 }

@@ -7,13 +7,16 @@
 // an instance that is not the leader is refused with `not_leader`, unless the leader sent it.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors/api-error.js';
+import { ApiError, errorBody } from '../errors/api-error.js';
+import type { RemoteTaskView, TaskNetwork } from '../tasks/task.js';
 import type { Network, Remote } from '../engine/network/network.js';
 import { isSharded } from '../engine/network/shards.js';
 
 /** The remote that sent a write on, and its task for it. */
 export const ORIGIN_REMOTE_HEADER = 'meili-proxy-origin-remote';
 export const ORIGIN_TASK_UID_HEADER = 'meili-proxy-origin-taskuid';
+/** The version of the leader's network when it sent the write (the reference also reads it `X-`prefixed). */
+export const ORIGIN_NETWORK_VERSION_HEADER = 'meili-proxy-origin-network-version';
 
 /** How long a remote may take to accept a write, per attempt; attempts after the first. */
 const WRITE_TIMEOUT_MS = 30_000;
@@ -22,6 +25,8 @@ const RETRIES = 3;
 export interface WriteProxyContext {
   network(): Network;
   enabled(): boolean;
+  /** Records a task's place in the network in its task record (through the log). */
+  record(taskUid: number, network: TaskNetwork): Promise<void>;
   log: { warn(obj: unknown, msg?: string): void };
 }
 
@@ -39,10 +44,14 @@ function isIndexWrite(req: FastifyRequest): boolean {
 }
 
 /** The outcome of sending a write on to one remote: the task it enqueued there, or why not. */
-export type RemoteTask = { taskUid: number; error: null } | { taskUid: null; error: { message: string; code: string } };
+export type RemoteTask = RemoteTaskView;
 
-async function sendOnce(remote: Remote, req: FastifyRequest, self: string, taskUid: number): Promise<{ retry: boolean; result: RemoteTask }> {
-  const headers: Record<string, string> = { [ORIGIN_REMOTE_HEADER]: encodeURIComponent(self), [ORIGIN_TASK_UID_HEADER]: String(taskUid) };
+async function sendOnce(remote: Remote, req: FastifyRequest, self: string, taskUid: number, version: string): Promise<{ retry: boolean; result: RemoteTask }> {
+  const headers: Record<string, string> = {
+    [ORIGIN_REMOTE_HEADER]: encodeURIComponent(self),
+    [ORIGIN_TASK_UID_HEADER]: String(taskUid),
+    [ORIGIN_NETWORK_VERSION_HEADER]: version,
+  };
   for (const h of ['content-type', 'content-encoding']) {
     const v = header(req, h);
     if (v !== undefined) headers[h] = v;
@@ -55,26 +64,26 @@ async function sendOnce(remote: Remote, req: FastifyRequest, self: string, taskU
     if (r.ok) {
       const uid = (JSON.parse(text) as { taskUid?: unknown }).taskUid;
       if (typeof uid === 'number') return { retry: false, result: { taskUid: uid, error: null } };
-      return { retry: true, result: { taskUid: null, error: { code: 'remote_bad_response', message: `could not parse response from the remote host as a task: ${text}` } } };
+      return { retry: true, result: { error: errorBody('remote_bad_response', `could not parse response from the remote host as a task: ${text}`) } };
     }
     if (r.status === 401 || r.status === 403) {
       return {
         retry: false,
-        result: { taskUid: null, error: { code: 'remote_invalid_api_key', message: 'could not authenticate against the remote host\n  - hint: check that the remote instance was registered with a valid API key having the `documents.add` action' } },
+        result: { error: errorBody('remote_invalid_api_key', 'could not authenticate against the remote host\n  - hint: check that the remote instance was registered with a valid API key having the `documents.add` action') },
       };
     }
-    return { retry: r.status >= 500, result: { taskUid: null, error: { code: r.status >= 500 ? 'remote_remote_error' : 'remote_bad_request', message: `remote host responded with code ${r.status}:\n  - response from remote: ${text}` } } };
+    return { retry: r.status >= 500, result: { error: errorBody(r.status >= 500 ? 'remote_remote_error' : 'remote_bad_request', `remote host responded with code ${r.status}:\n  - response from remote: ${text}`) } };
   } catch (e) {
     const err = e as Error;
-    if (err.name === 'TimeoutError') return { retry: false, result: { taskUid: null, error: { code: 'remote_timeout', message: 'remote host did not answer before the deadline' } } };
+    if (err.name === 'TimeoutError') return { retry: false, result: { error: errorBody('remote_timeout', 'remote host did not answer before the deadline') } };
     const cause = err.cause instanceof Error ? err.cause.message : err.message;
-    return { retry: true, result: { taskUid: null, error: { code: 'remote_could_not_send_request', message: `error sending request: ${cause}` } } };
+    return { retry: true, result: { error: errorBody('remote_could_not_send_request', `error sending request: ${cause}`) } };
   }
 }
 
-async function sendTo(remote: Remote, req: FastifyRequest, self: string, taskUid: number): Promise<RemoteTask> {
+async function sendTo(remote: Remote, req: FastifyRequest, self: string, taskUid: number, version: string): Promise<RemoteTask> {
   for (let i = 0; ; i++) {
-    const { retry, result } = await sendOnce(remote, req, self, taskUid);
+    const { retry, result } = await sendOnce(remote, req, self, taskUid, version);
     if (!retry || i >= RETRIES) return result;
     await new Promise((r) => setTimeout(r, 50 * 2 ** i));
   }
@@ -84,7 +93,7 @@ async function sendTo(remote: Remote, req: FastifyRequest, self: string, taskUid
 export async function forwardWrite(network: Network, req: FastifyRequest, taskUid: number): Promise<Record<string, RemoteTask>> {
   const self = network.self!;
   const names = Object.keys(network.remotes).filter((n) => n !== self).sort();
-  const results = await Promise.all(names.map((n) => sendTo(network.remotes[n]!, req, self, taskUid)));
+  const results = await Promise.all(names.map((n) => sendTo(network.remotes[n]!, req, self, taskUid, network.version)));
   return Object.fromEntries(names.map((n, i) => [n, results[i]!]));
 }
 
@@ -109,10 +118,34 @@ export async function forwardNetwork(before: Network, after: Network, taskUid: n
       const headers: Record<string, string> = { 'content-type': 'application/json', [ORIGIN_REMOTE_HEADER]: encodeURIComponent(self), [ORIGIN_TASK_UID_HEADER]: String(taskUid) };
       if (remote.writeApiKey !== null) headers['authorization'] = `Bearer ${remote.writeApiKey}`;
       const fake = { method: 'PATCH', url: '/network', headers, body: Buffer.from(body) } as unknown as FastifyRequest;
-      return sendTo(remote, fake, self, taskUid);
+      return sendTo(remote, fake, self, taskUid, after.version);
     }),
   );
   return Object.fromEntries(names.map((n, i) => [n, results[i]!]));
+}
+
+/** A write's origin, when another remote sent it on (its name, task uid and network version in the headers). */
+export function originOf(req: FastifyRequest, network: Network): TaskNetwork | null {
+  const name = header(req, ORIGIN_REMOTE_HEADER);
+  const uid = Number(header(req, ORIGIN_TASK_UID_HEADER));
+  if (name === undefined || !Number.isInteger(uid) || uid < 0) return null;
+  const version = header(req, ORIGIN_NETWORK_VERSION_HEADER) ?? header(req, `x-${ORIGIN_NETWORK_VERSION_HEADER}`) ?? network.version;
+  let remoteName: string;
+  try {
+    remoteName = decodeURIComponent(name);
+  } catch {
+    remoteName = name;
+  }
+  return { origin: { remoteName, taskUid: uid, networkVersion: version } };
+}
+
+function taskUidOf(payload: unknown): number | null {
+  try {
+    const uid = (JSON.parse(String(payload)) as { taskUid?: unknown }).taskUid;
+    return typeof uid === 'number' ? uid : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The leader's check and forwarding, on every route that creates a task on the indexes. */
@@ -128,7 +161,14 @@ export function writeProxyHooks(app: FastifyInstance, ctx: WriteProxyContext): v
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
-    if (reply.statusCode !== 202 || !isIndexWrite(req) || !ctx.enabled() || header(req, ORIGIN_REMOTE_HEADER) !== undefined) return payload;
+    if (reply.statusCode !== 202 || !isIndexWrite(req) || !ctx.enabled()) return payload;
+    const origin = originOf(req, ctx.network());
+    if (origin !== null) {
+      // Sent by the leader: the task keeps the leader's task it came from.
+      const uid = taskUidOf(payload);
+      if (uid !== null) await ctx.record(uid, origin);
+      return payload;
+    }
     const network = ctx.network();
     if (!isSharded(network) || network.self !== network.leader) return payload;
     let summary: Record<string, unknown>;
@@ -141,7 +181,9 @@ export function writeProxyHooks(app: FastifyInstance, ctx: WriteProxyContext): v
     for (const [name, r] of Object.entries(remoteTasks)) {
       if (r.error) ctx.log.warn({ remote: name, error: r.error }, 'a write could not be sent on to a remote of the network');
     }
-    // Which task each remote made of the write, or why it made none.
-    return JSON.stringify({ ...summary, network: { remoteTasks, networkVersion: network.version } });
+    // Which task each remote made of the write, or why it made none: answered, and kept in the task.
+    const taskNetwork = { remoteTasks, networkVersion: network.version };
+    await ctx.record(summary['taskUid'] as number, taskNetwork);
+    return JSON.stringify({ ...summary, network: taskNetwork });
   });
 }

@@ -202,6 +202,14 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
       log.debug({ taskUid: r.task.uid, type: r.task.type, indexUid: r.task.indexUid }, 'task enqueued');
       return r.task;
     },
+    async recordTaskNetwork(taskUid, network) {
+      // The write is enqueued and answered already: failing to note where it went loses only the note.
+      try {
+        await replicator.propose({ kind: 'taskNetwork', taskUid, network });
+      } catch (e) {
+        log.warn({ taskUid, err: e }, 'could not record the network of a task');
+      }
+    },
     async configure(name, op) {
       const r = await replicator.propose({ kind: 'config', name, at: Date.now(), op });
       if (r.kind !== 'config') throw new Error('config command was not applied as such');

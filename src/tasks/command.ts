@@ -1,4 +1,4 @@
-import type { TaskSpec } from './task.js';
+import type { TaskNetwork, TaskSpec } from './task.js';
 
 /** What goes into the replicated log. Applying the same commands in order gives the same state. */
 export type Command =
@@ -10,6 +10,8 @@ export type Command =
   | { kind: 'batch'; startedAt: number; taskUids: number[]; reason: string; finished?: [batchUid: number, finishedAt: number][] }
   /** A change to node-wide state that is not a task (API keys, experimental features): applied at once. */
   | { kind: 'config'; name: string; at: number; op: unknown }
+  /** A task's place in the network, known once its write was sent on (or came from the leader). */
+  | { kind: 'taskNetwork'; taskUid: number; network: TaskNetwork }
   | { kind: 'noop' };
 
 /** Header JSON, then the raw payload bytes: documents are not re-encoded on their way through the log. */

@@ -114,6 +114,13 @@ export class TaskStateMachine {
         }
         result = { kind: 'batch', batchUid: pb.uid };
       } else result = { kind: 'batch', batchUid: null };
+    } else if (cmd.kind === 'taskNetwork') {
+      // A task deleted in the meantime keeps nothing.
+      const t = q.tasks.get(cmd.taskUid);
+      if (t) {
+        t.network = cmd.network;
+        q.writeTask(wb, t);
+      }
     } else if (cmd.kind === 'config') {
       const handler = this.handlers.get(cmd.name);
       if (!handler) throw new Error(`no handler for config command \`${cmd.name}\``);

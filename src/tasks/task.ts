@@ -55,6 +55,17 @@ export interface TaskSpec {
   payloadBytes?: number;
 }
 
+/** What a write sent on to other instances of the network became there, in the reference's shape. */
+export type RemoteTaskView = { taskUid: number; error: null } | { error: ErrorBody };
+
+/**
+ * A task's place in the network: on the leader, the task each other remote made of the write
+ * (or why it made none); on those remotes, the leader's task it came from.
+ */
+export type TaskNetwork =
+  | { remoteTasks: Record<string, RemoteTaskView>; networkVersion: string }
+  | { origin: { remoteName: string; taskUid: number; networkVersion: string } };
+
 export interface TaskRecord {
   uid: number;
   batchUid: number | null;
@@ -68,6 +79,7 @@ export interface TaskRecord {
   startedAt: number | null;
   finishedAt: number | null;
   customMetadata?: string;
+  network?: TaskNetwork;
   params: TaskParams;
   /** Uids a cancelation or deletion task matched when it was registered. */
   matched?: number[];
@@ -90,6 +102,7 @@ export function taskView(t: TaskRecord): Record<string, unknown> {
   v['enqueuedAt'] = rfc3339(t.enqueuedAt);
   v['startedAt'] = t.startedAt !== null ? rfc3339(t.startedAt) : null;
   v['finishedAt'] = t.finishedAt !== null ? rfc3339(t.finishedAt) : null;
+  if (t.network !== undefined) v['network'] = t.network;
   if (t.customMetadata !== undefined) v['customMetadata'] = t.customMetadata;
   return v;
 }

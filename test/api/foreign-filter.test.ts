@@ -129,8 +129,44 @@ describe('_foreign filters', () => {
       expect((await apiError(t.client.multiSearch({ queries: [{ indexUid: 'books', filter }] }))).message).toMatch(/^Inside `.queries\[0\]`: using a foreign filter requires/);
       expect((await apiError(t.client.index('books').searchForFacetValues({ facetName: 'genres', filter }))).code).toBe('feature_not_enabled');
       expect((await apiError(t.client.index('books').getDocuments({ filter }))).code).toBe('feature_not_enabled');
+      // Writes too: refused when asked, so no task reads a foreign filter with the feature off.
+      expect(await apiError(t.client.index('books').deleteDocuments({ filter }))).toMatchObject({ status: 400, code: 'feature_not_enabled' });
+      await t.client.updateExperimentalFeatures({ editDocumentsByFunction: true });
+      expect((await apiError(t.client.index('books').updateDocumentsByFunction({ function: 'doc.x = 1;', filter }))).code).toBe('feature_not_enabled');
     } finally {
       await t.client.updateExperimentalFeatures({ foreignKeys: true });
     }
+  });
+
+  it('select the documents a deletion by filter and an edition by function apply to', async () => {
+    await t.client.updateExperimentalFeatures({ editDocumentsByFunction: true });
+    const copy = t.client.index('books_w');
+    await copy.updateSettings({ foreignKeys: [{ foreignIndexUid: 'authors', fieldName: 'author' }], filterableAttributes: ['author', 'genres'] }).waitTask();
+    await copy.addDocuments(BOOKS.map(({ related: _, ...b }) => b), { primaryKey: 'id' }).waitTask();
+    const edited = await copy.updateDocumentsByFunction({ function: 'doc.famous = true;', filter: '_foreign(author, popularity >= 4)' }).waitTask();
+    expect(edited.status).toBe('succeeded');
+    expect(edited.details).toMatchObject({ editedDocuments: 2, originalFilter: '"_foreign(author, popularity >= 4)"' });
+    const all = await copy.getDocuments({ fields: ['id', 'famous'], limit: 10 });
+    expect(all.results.filter((d) => d['famous'] === true).map((d) => d['id']).sort()).toEqual(['b2', 'b3']);
+    const deleted = await copy.deleteDocuments({ filter: 'genres = classic AND _foreign(author, birthday STARTS WITH "198")' }).waitTask();
+    expect(deleted.status).toBe('succeeded');
+    expect(deleted.details).toMatchObject({ deletedDocuments: 1 });
+    expect(ids((await copy.getDocuments({ fields: ['id'] })).results)).toEqual(['b1', 'b2', 'b3', 'b5']);
+    // A field that is not a foreign key fails the task, with the error a search gets.
+    const notKey = await copy.deleteDocuments({ filter: '_foreign(genres, id = a1)' }).waitTask();
+    expect(notKey.status).toBe('failed');
+    expect(notKey.error).toMatchObject({ code: 'invalid_document_filter', message: expect.stringContaining('Field `genres` is not a foreign key') });
+    // A foreign index that is gone by the time the task runs fails the task, not the node.
+    await t.client.index('writers').addDocuments([{ id: 'w1', era: 'old' }], { primaryKey: 'id' }).waitTask();
+    await t.client.index('writers').updateFilterableAttributes(['era']).waitTask();
+    await copy.updateSettings({ foreignKeys: [{ foreignIndexUid: 'writers', fieldName: 'author' }] }).waitTask();
+    // Both enqueued before either runs: the index is deleted first.
+    const gone = await t.client.index('writers').delete();
+    const late = await copy.deleteDocuments({ filter: '_foreign(author, era = old)' });
+    expect(late.taskUid).toBeGreaterThan(gone.taskUid);
+    const failed = await t.client.tasks.waitForTask(late.taskUid);
+    expect(failed.status).toBe('failed');
+    expect(failed.error?.code).toBe('index_not_found');
+    expect((await copy.getStats()).numberOfDocuments).toBe(4);
   });
 });

@@ -119,4 +119,62 @@ describe('useNetwork', () => {
     const body = (await proxied.json()) as { hits: Record<string, any>[] };
     expect(body.hits.map((h) => h['id']).sort()).toEqual([1, 3]);
   });
+
+  it('gives, with Service-Include-Metadata, one metadata entry per query, those sent to remotes included', async () => {
+    // The same index on both instances, with a different primary key on each.
+    await Promise.all([
+      a.client.index('people').addDocuments([{ code: 'x1', name: 'alien fan' }], { primaryKey: 'code' }).waitTask(),
+      b.client.index('people').addDocuments([{ pid: 'y1', name: 'alien hater' }], { primaryKey: 'pid' }).waitTask(),
+    ]);
+    const headers = { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json', 'service-include-metadata': 'true' };
+    const r = await fetch(`${a.url}/multi-search`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        federation: {},
+        queries: [
+          { indexUid: 'people', q: 'alien', federationOptions: { remote: 'b' } },
+          { indexUid: 'people', q: 'alien' },
+          { indexUid: 'movies', q: 'alien', useNetwork: true },
+          { indexUid: 'people', q: 'alien', federationOptions: { remote: 'a' } },
+        ],
+      }),
+    });
+    const body = (await r.json()) as Record<string, any>;
+    expect(r.status).toBe(200);
+    expect(body['metadata']).toEqual([
+      { queryUid: expect.any(String), indexUid: 'people', primaryKey: 'pid', remote: 'b' },
+      { queryUid: expect.any(String), indexUid: 'people', primaryKey: 'code', remote: 'a' },
+      { queryUid: expect.any(String), indexUid: 'movies', primaryKey: 'id', remote: 'a' },
+      { queryUid: expect.any(String), indexUid: 'people', primaryKey: 'code', remote: 'a' },
+    ]);
+    expect(new Set(body['metadata'].map((m: { queryUid: string }) => m.queryUid)).size).toBe(4);
+    expect(body['hits'].some((h: Record<string, any>) => h['pid'] === 'y1' && h['_federation']['remote'] === 'b')).toBe(true);
+
+    // A single search sent to the network: one metadata object, naming this instance.
+    const one = await fetch(`${a.url}/indexes/movies/search`, { method: 'POST', headers, body: JSON.stringify({ q: 'alien', useNetwork: true }) });
+    expect(((await one.json()) as Record<string, any>)['metadata']).toEqual({ queryUid: expect.any(String), indexUid: 'movies', primaryKey: 'id', remote: 'a' });
+
+    // A remote that fails still has its entry, without a primary key to tell.
+    const port = await freePort();
+    await a.client.updateNetwork({ remotes: { down: { url: `http://127.0.0.1:${port}` } } });
+    try {
+      const failed = await fetch(`${a.url}/multi-search`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ federation: {}, queries: [{ indexUid: 'people', q: 'alien', federationOptions: { remote: 'down' } }, { indexUid: 'people', q: 'alien' }] }),
+      });
+      const f = (await failed.json()) as Record<string, any>;
+      expect(f['metadata']).toEqual([
+        { queryUid: expect.any(String), indexUid: 'people', primaryKey: null, remote: 'down' },
+        { queryUid: expect.any(String), indexUid: 'people', primaryKey: 'code', remote: 'a' },
+      ]);
+      expect(Object.keys(f['remoteErrors'])).toEqual(['down']);
+    } finally {
+      await a.client.updateNetwork({ remotes: { down: null } });
+    }
+    // Without the header, no metadata.
+    const plain = await post(a, KEY_A, '/multi-search', { federation: {}, queries: [{ indexUid: 'people', q: 'alien', federationOptions: { remote: 'b' } }] });
+    expect('metadata' in plain.body).toBe(false);
+  });
 });

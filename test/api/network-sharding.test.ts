@@ -103,7 +103,9 @@ describe('a sharded network', () => {
     expect(onB.length).toBeGreaterThan(10);
     expect(ta.details).toMatchObject({ receivedDocuments: 60, indexedDocuments: onA.length });
     expect(tb.details).toMatchObject({ receivedDocuments: 60, indexedDocuments: onB.length });
-    const ids = async (n: TestNode) => (await n.client.index('movies').getDocuments({ limit: 100, fields: ['id'] })).results.map((d) => d['id']).sort((x, y) => x - y);
+    // What each instance holds itself (a sharded network answers reads as one index unless asked not to).
+    const ids = async (n: TestNode) =>
+      (await n.client.index('movies').getDocuments({ limit: 100, fields: ['id'], useNetwork: false } as object)).results.map((d) => (d as Record<string, any>)['id']).sort((x, y) => x - y);
     expect(await ids(a)).toEqual(onA);
     expect(await ids(b)).toEqual(onB);
 
@@ -121,12 +123,22 @@ describe('a sharded network', () => {
 
   it('filters by shard with _shard, and finds every document once with useNetwork', async () => {
     const movies = a.client.index('movies');
-    const own = await movies.search('', { filter: '_shard = s1', limit: 100 });
+    const local = { useNetwork: false } as object;
+    const own = await movies.search('', { filter: '_shard = s1', limit: 100, ...local });
     expect(own.estimatedTotalHits).toBe((await movies.getStats()).numberOfDocuments);
-    expect((await movies.search('', { filter: '_shard = s2' })).hits).toEqual([]);
-    expect((await movies.search('', { filter: '_shard IN [s2, s1] AND genre = even', limit: 100 })).hits.every((h) => h['genre'] === 'even')).toBe(true);
-    expect((await movies.search('', { filter: '_shard != s1' })).hits).toEqual([]);
-    expect((await apiError(movies.search('', { filter: '_shard EXISTS' }))).message).toMatch(/^Index `movies`: The `_shard` field only takes `=`, `!=`, `IN` and `NOT IN`/);
+    expect((await movies.search('', { filter: '_shard = s2', ...local })).hits).toEqual([]);
+    expect((await movies.search('', { filter: '_shard IN [s2, s1] AND genre = even', limit: 100, ...local })).hits.every((h) => h['genre'] === 'even')).toBe(true);
+    expect((await movies.search('', { filter: '_shard != s1', ...local })).hits).toEqual([]);
+    expect((await apiError(movies.search('', { filter: '_shard EXISTS', ...local }))).message).toMatch(/^Index `movies`: The `_shard` field only takes `=`, `!=`, `IN` and `NOT IN`/);
+    // Left out, useNetwork is on in a sharded network, as in the reference: `_shard = s2` finds b's documents.
+    const s2 = await movies.search('', { filter: '_shard = s2', limit: 100 });
+    expect(s2.estimatedTotalHits).toBe((await b.client.index('movies').getStats()).numberOfDocuments);
+    expect(s2.hits.every((h) => (h as Record<string, any>)['_federation']['remote'] === 'b')).toBe(true);
+    // A multi-search query too, unless it names a remote.
+    const multi = await a.client.multiSearch({ queries: [{ indexUid: 'movies', q: 'movie', limit: 100 }] });
+    expect(multi.results[0]!.estimatedTotalHits).toBe(58);
+    const named = (await a.client.multiSearch({ federation: {}, queries: [{ indexUid: 'movies', q: 'movie', federationOptions: { remote: 'b' } }] })) as unknown as Record<string, any>;
+    expect(named['estimatedTotalHits']).toBe((await b.client.index('movies').getStats()).numberOfDocuments);
 
     for (const node of [a, b]) {
       const all = (await node.client.index('movies').search('movie', { useNetwork: true, limit: 100 } as object)) as unknown as Record<string, any>;
@@ -135,5 +147,47 @@ describe('a sharded network', () => {
       expect(new Set(found).size).toBe(58);
       expect(all['remoteErrors']).toEqual({});
     }
+  });
+
+  it('keeps in each task where its write went: remote task uids on the leader, the origin on the others', async () => {
+    const add = await fetch(`${a.url}/indexes/movies/documents?customMetadata=import-7`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+      body: JSON.stringify([{ id: 100, title: 'movie 100', genre: 'even' }]),
+    });
+    const added = (await add.json()) as Record<string, any>;
+    const version = (await a.client.getNetwork()).version;
+    const remoteUid = added['network']['remoteTasks']['b']['taskUid'] as number;
+    const [ta, tb] = await Promise.all([a.client.tasks.waitForTask(added['taskUid']), b.client.tasks.waitForTask(remoteUid)]);
+    const onLeader = (await (await fetch(`${a.url}/tasks/${ta.uid}`, { headers: { authorization: `Bearer ${KEY_A}` } })).json()) as Record<string, any>;
+    expect(onLeader['network']).toEqual({ remoteTasks: { b: { taskUid: remoteUid, error: null } }, networkVersion: version });
+    expect(Object.keys(onLeader).slice(-3)).toEqual(['finishedAt', 'network', 'customMetadata']);
+    const onRemote = (await (await fetch(`${b.url}/tasks/${tb.uid}`, { headers: { authorization: `Bearer ${KEY_B}` } })).json()) as Record<string, any>;
+    expect(onRemote['network']).toEqual({ origin: { remoteName: 'a', taskUid: ta.uid, networkVersion: version } });
+    expect(onRemote['customMetadata']).toBe('import-7');
+    // The task list shows it too.
+    const listed = (await (await fetch(`${a.url}/tasks?uids=${ta.uid}`, { headers: { authorization: `Bearer ${KEY_A}` } })).json()) as Record<string, any>;
+    expect(listed['results'][0]['network']).toEqual(onLeader['network']);
+  });
+
+  it('keeps in the task why a remote made no task of a write', async () => {
+    const change = await fetch(`${a.url}/network`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ remotes: { ghost: { url: 'http://127.0.0.1:9', writeApiKey: 'x' } } }),
+    });
+    const changed = (await change.json()) as Record<string, any>;
+    expect(change.status).toBe(202);
+    expect(changed['network']['remoteTasks']['ghost']).toEqual({ error: expect.objectContaining({ code: 'remote_could_not_send_request', type: 'system' }) });
+    await a.client.tasks.waitForTask(changed['taskUid']);
+    const onLeader = await a.client.tasks.getTask(changed['taskUid']);
+    expect((onLeader as unknown as Record<string, any>)['network']['remoteTasks']).toMatchObject({
+      b: { taskUid: expect.any(Number), error: null },
+      ghost: { error: { code: 'remote_could_not_send_request', link: 'https://docs.meilisearch.com/errors#remote_could_not_send_request' } },
+    });
+    // b applied the change sent on, and its task names where it came from.
+    const remoteUid = changed['network']['remoteTasks']['b']['taskUid'] as number;
+    const onB = (await b.client.tasks.waitForTask(remoteUid)) as unknown as Record<string, any>;
+    expect(onB['network']).toEqual({ origin: { remoteName: 'a', taskUid: changed['taskUid'], networkVersion: expect.any(String) } });
   });
 });

@@ -5,6 +5,7 @@ import { processRuleTask } from '../search-rules/rule-tasks.js';
 import { processNetworkTask } from '../network/network.js';
 import { ownedDocuments } from '../network/shards.js';
 import { filterDocids } from '../facets/index.js';
+import { engineFilterOptions } from '../search/answer-query.js';
 import { parseRequiredFilter } from '../filter/filter-tree.js';
 import type { BatchTask, IndexOperation, ProcessedBatch, TaskOutcome } from './types.js';
 import type { Doc } from '../documents/primary-key.js';
@@ -197,7 +198,7 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
         if (t !== tasks[0]) throw new Error('a deletion by filter must come first in its batch');
         // Never "every document" by default: a filter that says nothing fails the task.
         parseRequiredFilter(p.filter, { code: 'invalid_document_filter', containsFilter: true });
-        const docids = existing ? [...(filterDocids(existing, p.filter, { code: 'invalid_document_filter', containsFilter: true }) ?? [])] : [];
+        const docids = existing ? [...(filterDocids(existing, p.filter, appliedFilterOptions(engine)) ?? [])] : [];
         const idsOf = new Map<number, string>();
         const wanted = new Set(docids);
         const lookupIds = (m: Map<string, number | null> | Map<string, number>) => {
@@ -238,6 +239,15 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
   }
 }
 
+/**
+ * A filter of a logged task, read as its route accepted it (features were checked there):
+ * `_foreign(…)` against the other indexes and `_shard` against the network as this point of the
+ * log left them, so every node selects the same documents.
+ */
+function appliedFilterOptions(engine: Engine) {
+  return { code: 'invalid_document_filter' as const, ...engineFilterOptions(engine, { containsFilter: true, foreignKeys: true }) };
+}
+
 function deletionDetails(t: BatchTask, deleted: number): Record<string, unknown> | null {
   if (t.params.op === 'edit') return { ...t.details, editedDocuments: 0, deletedDocuments: deleted };
   return t.details ? { ...t.details, deletedDocuments: deleted } : null;
@@ -258,7 +268,7 @@ async function editDocuments(
   const docids = !existing
     ? []
     : filtered
-      ? [...(filterDocids(existing, p.filter, { code: 'invalid_document_filter', containsFilter: true }) ?? [])].sort((a, b) => a - b)
+      ? [...(filterDocids(existing, p.filter, appliedFilterOptions(engine)) ?? [])].sort((a, b) => a - b)
       : work.existingDocids();
   let edited = 0;
   let deleted = 0;

@@ -4,7 +4,8 @@
 
 import type { Engine } from '../engine.js';
 import { engineFilterOptions } from '../search/answer-query.js';
-import { checkSortable, filterDocids, parseSort, rejoinGeoPoints, sortedDocids } from '../facets/index.js';
+import { checkSortable, filterDocids, parseSort, rejoinGeoPoints, sortedDocids, sortValuesOf } from '../facets/index.js';
+import type { WireScore } from '../search/federation.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
 import { retrievedVectors } from '../vector/semantic-search.js';
 import type { Doc } from './primary-key.js';
@@ -25,6 +26,11 @@ export interface DocumentsPage {
   offset: number;
   limit: number;
   total: number;
+  /**
+   * With `withSortValues`: each result's values for the `sort` criteria, as instances exchange
+   * them, so that pages from several instances merge in sort order (empty without `sort`).
+   */
+  sortValues?: WireScore[][];
 }
 
 /** `_vectors` stays hidden unless asked for, and then shows every embedder's embeddings; `fields` selects what is shown. */
@@ -35,7 +41,12 @@ export async function presentDocument(h: IndexHandle, doc: Doc, fields: string[]
   return out;
 }
 
-export async function listDocuments(engine: Engine, uid: string, p: DocumentsQuery, opts: { containsFilter: boolean; foreignKeys?: boolean }): Promise<DocumentsPage> {
+export async function listDocuments(
+  engine: Engine,
+  uid: string,
+  p: DocumentsQuery,
+  opts: { containsFilter: boolean; foreignKeys?: boolean; withSortValues?: boolean },
+): Promise<DocumentsPage> {
   const h = engine.getIndex(uid);
   const offset = p.offset ?? 0;
   const limit = p.limit ?? 20;
@@ -52,8 +63,21 @@ export async function listDocuments(engine: Engine, uid: string, p: DocumentsQue
     const order = sortedDocids(h, criteria, docids, offset + limit).slice(offset);
     const docs = await engine.readDocs(engine.store, h, order);
     const total = docids ? new Set(docids).size : h.meta.docCount;
-    return { results: await present(docs.filter((d): d is Doc => d !== null)), offset, limit, total };
+    const kept = order.filter((_, i) => docs[i] !== null);
+    const page: DocumentsPage = { results: await present(docs.filter((d): d is Doc => d !== null)), offset, limit, total };
+    if (opts.withSortValues) {
+      const values = sortValuesOf(h, criteria, kept);
+      page.sortValues = kept.map((d) =>
+        values.get(d)!.map((value, i) => {
+          const c = criteria[i]!;
+          return c.kind === 'geo' ? { geoSort: { asc: c.ascending, distance: value as number | null } } : { sort: { asc: c.ascending, value } };
+        }),
+      );
+    }
+    return page;
   }
   const { results, total } = await engine.listDocuments(uid, { offset, limit, docids });
-  return { results: await present(results), offset, limit, total };
+  const page: DocumentsPage = { results: await present(results), offset, limit, total };
+  if (opts.withSortValues) page.sortValues = results.map(() => []);
+  return page;
 }

@@ -16,7 +16,7 @@ import { geoSortRule } from './geo-rule.js';
 import { searchFacetValues, type FacetHit } from './facet-search.js';
 import type { FacetIndex } from './facet-index.js';
 import type { FacetState } from './facet-state.js';
-import { sortDocids, type SortCriterion } from './sort.js';
+import { sortBuckets, sortDocids, type SortCriterion } from './sort.js';
 
 export { Bitmap } from './bitmap.js';
 export { facetIndexFactory, FacetIndex } from './facet-index.js';
@@ -167,6 +167,21 @@ export function searchSortCriterion(
 /** Candidates ordered by several criteria, at most `limit` of them. */
 export function sortedDocids(h: IndexHandle, criteria: readonly SortCriterion[], candidates: Bitmap | Uint8Array | Iterable<number> | null, limit?: number): number[] {
   return sortDocids(facetStateOf(h), criteria, toBitmap(h, candidates), limit);
+}
+
+/**
+ * Each document's value for each sort criterion (the number or normalized string it sorts by,
+ * the meters of a geo criterion, null without one), for merging sorted lists of documents.
+ */
+export function sortValuesOf(h: IndexHandle, criteria: readonly SortCriterion[], docids: readonly number[]): Map<number, (number | string | null)[]> {
+  const out = new Map<number, (number | string | null)[]>(docids.map((d) => [d, []]));
+  const state = facetStateOf(h);
+  for (const c of criteria) {
+    for (const b of sortBuckets(state, c, Bitmap.of(docids, state.capacity()))) {
+      for (const d of b.docids) out.get(d)!.push(c.kind === 'geo' ? (b.distance ?? null) : b.value);
+    }
+  }
+  return out;
 }
 
 /** Facet values of `facetName` matching `facetQuery` among the candidates (see `searchFacetValues`). */

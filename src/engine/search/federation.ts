@@ -47,7 +47,7 @@ export function compareSortValues(ascending: boolean, a: unknown, b: unknown): n
 }
 
 /** Positive when `a` should come first; null when the two cannot be compared rule by rule. */
-function comparePartial(a: readonly Weighted[], b: readonly Weighted[]): number | null {
+export function comparePartial(a: readonly Weighted[], b: readonly Weighted[]): number | null {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const x = a[i]!;

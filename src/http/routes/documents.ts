@@ -10,6 +10,7 @@ import { compileEdition, PREVIEW_DOCUMENTS, previewEdition } from '../../engine/
 import { fromJson } from '../../engine/rhai/values.js';
 import type { IndexHandle } from '../../engine/indexes/index-handle.js';
 import { filterDocids } from '../../engine/facets/index.js';
+import { engineFilterOptions } from '../../engine/search/answer-query.js';
 import { parseRequiredFilter } from '../../engine/filter/filter-tree.js';
 import type { TaskSpec } from '../../tasks/task.js';
 import { bodyFormat, rawBody } from '../body.js';
@@ -17,6 +18,8 @@ import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, typeError } from '../schema.js';
 import { enqueueTask, writeQuery } from './params.js';
+import { checkUseNetwork, isProxied } from './multi-search.js';
+import { documentsOverNetwork } from '../../network/network-reads.js';
 import { endOfValue, serdePosition, serdeUnexpected } from '../../util/json-syntax.js';
 import { stringifyJson } from '../../util/exact-json.js';
 
@@ -44,6 +47,7 @@ const listQuery = s.object({
   ids: s.field(idsSchema, 'invalid_document_ids'),
   filter: s.field(s.string(), 'invalid_document_filter'),
   sort: s.field(s.array(s.string()), 'invalid_document_sort'),
+  useNetwork: s.field(s.boolean(), 'invalid_document_use_network'),
 });
 
 const fetchBody = s.object({
@@ -54,11 +58,13 @@ const fetchBody = s.object({
   ids: s.field(idsSchema.nullable(), 'invalid_document_ids'),
   filter: s.field(s.any({ oneOf: [{ type: 'string' }, { type: 'array' }, { type: 'null' }] }), 'invalid_document_filter'),
   sort: s.field(s.array(s.string()).nullable(), 'invalid_document_sort'),
+  useNetwork: s.field(s.boolean(), 'invalid_document_use_network'),
 });
 
 const getOneQuery = s.object({
   fields: s.field(fieldsSchema, 'invalid_document_fields'),
   retrieveVectors: s.field(s.boolean(), 'invalid_document_retrieve_vectors'),
+  useNetwork: s.field(s.boolean(), 'invalid_document_use_network'),
 });
 
 const addQuery = s.object({
@@ -102,13 +108,35 @@ async function withForeign(ctx: AppContext, h: IndexHandle, docs: Doc[]): Promis
 }
 
 /** A page of documents as `listDocuments` gives it, references resolved. */
-async function documentsPage(ctx: AppContext, uid: string, p: DocumentsQuery) {
-  const page = await listDocuments(ctx.engine, uid, p, { containsFilter: ctx.features.isEnabled('containsFilter'), foreignKeys: ctx.features.isEnabled('foreignKeys') });
+async function documentsPage(ctx: AppContext, uid: string, p: DocumentsQuery, withSortValues = false) {
+  const page = await listDocuments(ctx.engine, uid, p, { containsFilter: ctx.features.isEnabled('containsFilter'), foreignKeys: ctx.features.isEnabled('foreignKeys'), withSortValues });
   return { ...page, results: await withForeign(ctx, ctx.engine.getIndex(uid), page.results) };
 }
 
+/**
+ * `useNetwork` given: refused unless the `network` feature is on; true sends the fetch to the
+ * whole network (never again when another instance sent it here).
+ */
+function fetchesNetwork(ctx: AppContext, req: FastifyRequest, useNetwork: boolean | undefined): boolean {
+  return checkUseNetwork(ctx, { useNetwork }, 'a documents fetch') && !isProxied(req);
+}
+
+/**
+ * The documents route's answer. Asked by another instance (`Meili-Proxy-Search`), each document
+ * carries in `_federation.weightedScoreValues` the values it was sorted by, for that instance's merge.
+ */
+async function documentsAnswer(ctx: AppContext, req: FastifyRequest, uid: string, p: DocumentsQuery & { useNetwork?: boolean }) {
+  const { useNetwork, ...q } = p;
+  ctx.engine.getIndex(uid);
+  if (fetchesNetwork(ctx, req, useNetwork)) return documentsOverNetwork(ctx.engine.network.get(), uid, q, (sub) => documentsPage(ctx, uid, sub, true));
+  if (!isProxied(req)) return documentsPage(ctx, uid, q);
+  const { sortValues, ...page } = await documentsPage(ctx, uid, q, true);
+  return { ...page, results: page.results.map((d, i) => ({ ...d, _federation: { weightedScoreValues: sortValues?.[i] ?? [] } })) };
+}
+
 export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const containsFilter = () => ({ containsFilter: ctx.features.isEnabled('containsFilter') });
+  // `_foreign(…)` is refused here while its feature is off; the task then reads it at apply time.
+  const filterFeatures = () => ({ containsFilter: ctx.features.isEnabled('containsFilter'), foreignKeys: ctx.features.isEnabled('foreignKeys') });
 
   route(app, {
     method: 'GET',
@@ -118,7 +146,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'documents.get',
     query: listQuery,
     status: 200,
-    handler: async (_req, _reply, { uid, query }) => documentsPage(ctx, uid, query),
+    handler: async (req, _reply, { uid, query }) => documentsAnswer(ctx, req, uid, query),
   });
 
   route(app, {
@@ -130,7 +158,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     body: fetchBody,
     exactIntegers: true,
     status: 200,
-    handler: async (_req, _reply, { uid, body }) => documentsPage(ctx, uid, body),
+    handler: async (req, _reply, { uid, body }) => documentsAnswer(ctx, req, uid, body),
   });
 
   route(app, {
@@ -144,7 +172,14 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     handler: async (req, _reply, { uid, query }) => {
       const id = (req.params as { documentId: string }).documentId;
       const h = ctx.engine.getIndex(uid);
+      const network = fetchesNetwork(ctx, req, query.useNetwork);
       const doc = await ctx.engine.getDocument(uid, id);
+      if (!doc && network) {
+        // Not held here: the instance holding it answers.
+        const { fields, retrieveVectors } = query;
+        const page = await documentsOverNetwork(ctx.engine.network.get(), uid, { ids: [id], limit: 1, fields, retrieveVectors }, (sub) => documentsPage(ctx, uid, sub, true));
+        if (page.results.length > 0) return page.results[0];
+      }
       if (!doc) throw documentNotFound(id);
       return (await withForeign(ctx, h, [await presentDocument(h, doc, query.fields, query.retrieveVectors)]))[0];
     },
@@ -274,7 +309,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
     status: 202,
     handler: async (_req, _reply, { uid, query, body }) => {
       const f = body.filter;
-      parseRequiredFilter(f, { code: 'invalid_document_filter', ...containsFilter() });
+      parseRequiredFilter(f, { code: 'invalid_document_filter', ...filterFeatures() });
       return enqueueTask(ctx, {
         type: 'documentDeletion',
         indexUid: uid,
@@ -299,14 +334,14 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       const script = compileEdition(body.function);
       const f = body.filter ?? null;
       // A filter given must say something: a blank one would read as every document.
-      if (f !== null) parseRequiredFilter(f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
+      if (f !== null) parseRequiredFilter(f, { code: 'invalid_document_filter', ...filterFeatures() });
       const c = body.context ?? null;
       if (c !== null && (typeof c !== 'object' || Array.isArray(c))) throw new ApiError('invalid_document_edition_context', 'The context must be an object');
       const context = c as Record<string, unknown> | null;
       // The clock limit, on a sample of what the function will meet (see `previewEdition`).
       const h = ctx.engine.indexes.get(uid);
       if (h) {
-        const matched = filterDocids(h, f, { code: 'invalid_document_filter', containsFilter: ctx.features.isEnabled('containsFilter') });
+        const matched = filterDocids(h, f, { code: 'invalid_document_filter', ...engineFilterOptions(ctx.engine, filterFeatures()) });
         const ids = matched !== null ? [...matched.subarray(0, PREVIEW_DOCUMENTS)] : [...h.ext.values()].slice(0, PREVIEW_DOCUMENTS);
         const sample = (await ctx.engine.readDocs(ctx.engine.store, h, ids)).filter((d): d is Doc => d !== null);
         previewEdition(script, sample, context ? fromJson(context) : undefined, h.meta.primaryKey);

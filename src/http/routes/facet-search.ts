@@ -5,6 +5,8 @@ import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
 import { searchFields } from './search-params.js';
+import { checkUseNetwork, isProxied } from './multi-search.js';
+import { facetSearchOverNetwork } from '../../network/network-reads.js';
 
 const facetSearchBody = s.object({
   facetName: s.required(s.string(), 'invalid_facet_search_facet_name', 'missing_facet_search_facet_name'),
@@ -19,6 +21,7 @@ const facetSearchBody = s.object({
   hybrid: searchFields.hybrid,
   vector: searchFields.vector,
   media: searchFields.media,
+  useNetwork: s.field(s.boolean(), 'invalid_search_use_network'),
 });
 
 /** `POST /indexes/{uid}/facet-search` (see `engine/search/facet-search-query.ts`). */
@@ -31,9 +34,18 @@ export function facetSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
     action: 'search',
     body: facetSearchBody,
     status: 200,
+    errors: ['index_not_found', 'invalid_facet_search_facet_name', 'invalid_search_filter', 'invalid_search_use_network', 'feature_not_enabled'],
     handler: async (req, _reply, { uid, body }) => {
+      // The tenant token's rule applies before the search is sent to other instances.
       const filter = withSearchRules(req, uid, body.filter ?? null);
-      return answerFacetSearch(ctx.engine, uid, { ...body, filter }, { containsFilter: ctx.features.isEnabled('containsFilter'), foreignKeys: ctx.features.isEnabled('foreignKeys') });
+      const { useNetwork: _, ...query } = body;
+      const opts = { containsFilter: ctx.features.isEnabled('containsFilter'), foreignKeys: ctx.features.isEnabled('foreignKeys') };
+      if (checkUseNetwork(ctx, body, 'a facet search') && !isProxied(req)) {
+        const by = ctx.engine.getIndex(uid).meta.settings.faceting.sortFacetValuesBy;
+        const order = by[body.facetName] ?? by['*'] ?? 'alpha';
+        return facetSearchOverNetwork(ctx.engine.network.get(), uid, { ...query, filter }, order, (f) => answerFacetSearch(ctx.engine, uid, { ...query, filter: f }, opts));
+      }
+      return answerFacetSearch(ctx.engine, uid, { ...query, filter }, opts);
     },
   });
 }

@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { PROXY_SEARCH_HEADER, SEARCH_DEADLINE_MS, remoteHits, searchRemotes } from '../../network/remote-search.js';
 import type { Remote } from '../../engine/network/network.js';
+import { isSharded } from '../../engine/network/shards.js';
+import { uuidv7 } from '../../util/uuid.js';
 import { assertIndexUid } from '../../engine/indexes/index-uid.js';
 import { assertQueryIndexAuthorized, withSearchRules } from '../../auth/request-auth.js';
 import type { AppContext } from '../context.js';
@@ -74,6 +76,11 @@ function toSearchItem(item: ReturnType<typeof queryItem.validate>): MultiSearchI
   return out;
 }
 
+/** A query of a federated search sent to a named remote (never sent to the whole network by default). */
+function namesRemote(item: MultiSearchItem): boolean {
+  return item.federationOptions?.remote !== undefined && item.federationOptions.remote !== null;
+}
+
 /** A federated search another instance sent here, for its own merge. */
 export function isProxied(req: FastifyRequest): boolean {
   const v = req.headers[PROXY_SEARCH_HEADER];
@@ -82,12 +89,13 @@ export function isProxied(req: FastifyRequest): boolean {
 
 /** Queries answered one by one, those with `useNetwork: true` by the whole network. */
 async function multiSearchOverNetwork(ctx: AppContext, items: MultiSearchItem[], opts: MultiSearchOptions, proxied: boolean) {
-  if (proxied || !items.some((item) => checkUseNetwork(ctx, item))) return multiSearch(ctx.engine, items, opts);
+  const network = items.map((item) => checkUseNetwork(ctx, item, undefined, namesRemote(item)));
+  if (proxied || !network.some(Boolean)) return multiSearch(ctx.engine, items, opts);
   checkMultiSearchSize(items);
   const results: unknown[] = [];
   for (let i = 0; i < items.length; i++) {
-    const { useNetwork, ...item } = items[i]!;
-    if (useNetwork !== true || (item.federationOptions !== undefined && item.federationOptions !== null)) {
+    const { useNetwork: _u, ...item } = items[i]!;
+    if (!network[i] || (item.federationOptions !== undefined && item.federationOptions !== null)) {
       results.push(await answerQuery(ctx.engine, item, i, opts));
       continue;
     }
@@ -108,7 +116,21 @@ async function multiSearchOverNetwork(ctx: AppContext, items: MultiSearchItem[],
  * request (`queryPosition`, given by the instance that sent it here or by a `useNetwork`
  * query it was made from), which hits and errors report.
  */
-export async function federatedOverNetwork(ctx: AppContext, items: MultiSearchItem[], fed: Federation, opts: MultiSearchOptions, proxied: boolean) {
+/** A query of the request as its `metadata` names it: its index, and the remote it was sent to. */
+export interface QueryPlace {
+  indexUid: string;
+  remote: string | null;
+}
+
+export async function federatedOverNetwork(
+  ctx: AppContext,
+  items: MultiSearchItem[],
+  fed: Federation,
+  opts: MultiSearchOptions,
+  proxied: boolean,
+  /** The request's queries before `useNetwork` ones were split: one `metadata` entry each. */
+  places: QueryPlace[] = items.map((item) => ({ indexUid: item.indexUid, remote: item.federationOptions?.remote ?? null })),
+) {
   if (proxied) ctx.features.check('network', 'Performing a remote federated search');
   checkMultiSearchSize(items);
   checkFederatedItems(items);
@@ -141,16 +163,33 @@ export async function federatedOverNetwork(ctx: AppContext, items: MultiSearchIt
   // Each remote returns the first hits of its own merge: offset and limit apply once, here.
   const w = searchWindow(fed, Infinity);
   const { page: _p, hitsPerPage: _h, mergeFacets: _m, ...rest } = fed;
-  const pending = searchRemotes(byRemote, { ...rest, offset: 0, limit: w.offset + w.limit }, Date.now() + SEARCH_DEADLINE_MS).then(remoteHits);
+  const pending = searchRemotes(byRemote, { ...rest, offset: 0, limit: w.offset + w.limit }, Date.now() + SEARCH_DEADLINE_MS, opts.includeMetadata).then(remoteHits);
   const out = await federatedSearch(ctx.engine, local, fed, { ...opts, proxied, remote: { self: network.self, hits: pending.then((r) => r.hits) } });
-  out['remoteErrors'] = (await pending).errors;
+  const remote = await pending;
+  out['remoteErrors'] = remote.errors;
+  if (opts.includeMetadata) {
+    // One entry per query of the request, in its order, naming where it ran: a query sent to a
+    // remote gets that remote's primary key (from its metadata), the others this instance's.
+    out['metadata'] = places.map(({ indexUid, remote: name }) => {
+      const here = name === null || name === network.self;
+      const primaryKey = here ? (ctx.engine.indexes.get(indexUid)?.meta.primaryKey ?? null) : (remote.primaryKeys.get(name)?.get(indexUid) ?? null);
+      const entry: Record<string, unknown> = { queryUid: uuidv7(), indexUid, primaryKey };
+      const where = name ?? network.self;
+      if (where !== null) entry['remote'] = where;
+      return entry;
+    });
+  }
   return out;
 }
 
-/** `useNetwork` given in a query: refused unless the `network` feature is on. */
-export function checkUseNetwork(ctx: AppContext, q: { useNetwork?: boolean }): boolean {
-  if (q.useNetwork === undefined) return false;
-  ctx.features.check('network', 'passing `useNetwork` in a search query');
+/**
+ * Whether a query goes to the whole network. `useNetwork` given: refused unless the `network`
+ * feature is on. Left out: yes when the network shards documents (a query naming a remote
+ * excepted), as the reference defaults it, so that a sharded index answers as one index.
+ */
+export function checkUseNetwork(ctx: AppContext, q: { useNetwork?: boolean }, what = 'a search query', namesRemote = false): boolean {
+  if (q.useNetwork === undefined) return !namesRemote && ctx.features.isEnabled('network') && isSharded(ctx.engine.network.get());
+  ctx.features.check('network', `passing \`useNetwork\` in ${what}`);
   return q.useNetwork;
 }
 
@@ -160,7 +199,7 @@ export function checkUseNetwork(ctx: AppContext, q: { useNetwork?: boolean }): b
  */
 export async function searchOverNetwork(ctx: AppContext, indexUid: string, q: SearchQuery & { useNetwork?: boolean }, opts: MultiSearchOptions) {
   const items = partitionQuery(ctx.engine.network.get(), indexUid, q, 0, undefined);
-  const out = await federatedOverNetwork(ctx, items, federationOf(indexUid, q), opts, false);
+  const out = await federatedOverNetwork(ctx, items, federationOf(indexUid, q), opts, false, [{ indexUid, remote: null }]);
   return asSearchAnswer(out, indexUid, q.q ?? '');
 }
 
@@ -169,10 +208,11 @@ export async function searchOverNetwork(ctx: AppContext, indexUid: string, q: Se
  * the parts keep the place of the query they come from.
  */
 function expandNetworkQueries(ctx: AppContext, items: MultiSearchItem[], proxied: boolean): MultiSearchItem[] {
-  if (!items.some((item) => checkUseNetwork(ctx, item)) || proxied) return items.map(({ useNetwork: _, ...item }) => item);
+  const whole = items.map((item) => checkUseNetwork(ctx, item, undefined, namesRemote(item)));
+  if (!whole.some(Boolean) || proxied) return items.map(({ useNetwork: _, ...item }) => item);
   const network = ctx.engine.network.get();
-  return items.flatMap(({ useNetwork, ...item }, i) => {
-    if (useNetwork !== true) return [item];
+  return items.flatMap(({ useNetwork: _, ...item }, i) => {
+    if (!whole[i]) return [item];
     if (item.federationOptions?.remote !== undefined && item.federationOptions.remote !== null) {
       throw new ApiError('invalid_multi_search_remote', `Invalid \`queries[${i}].federation_options.remote\`: a query with \`useNetwork: true\` is sent to the whole network and cannot name a remote`);
     }
@@ -199,8 +239,9 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
       const opts = { includeMetadata: includeMetadata(req), ...searchOptions(ctx) };
       const queries = body.queries.map(toSearchItem);
       const proxied = isProxied(req);
+      const places = queries.map((item) => ({ indexUid: item.indexUid, remote: item.federationOptions?.remote ?? null }));
       return body.federation
-        ? federatedOverNetwork(ctx, expandNetworkQueries(ctx, queries, proxied), body.federation, opts, proxied)
+        ? federatedOverNetwork(ctx, expandNetworkQueries(ctx, queries, proxied), body.federation, opts, proxied, places)
         : multiSearchOverNetwork(ctx, queries, opts, proxied);
     },
   });

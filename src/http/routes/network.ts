@@ -6,7 +6,7 @@ import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
 import { enqueueTask } from './params.js';
-import { forwardNetwork, ORIGIN_REMOTE_HEADER } from '../../network/write-proxy.js';
+import { forwardNetwork, originOf, ORIGIN_REMOTE_HEADER } from '../../network/write-proxy.js';
 
 const key = s.string().nullable();
 const names = s.array(s.string()).nullable();
@@ -133,8 +133,12 @@ export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
       // The leader sends the change on to the other remotes (each keeps its own `self`).
       if (sender === null && merged.self === merged.leader) {
         const remoteTasks = await forwardNetwork(before, merged, summary['taskUid'] as number);
-        return reply.status(202).send({ ...summary, network: { remoteTasks, networkVersion: merged.version } });
+        const taskNetwork = { remoteTasks, networkVersion: merged.version };
+        await ctx.recordTaskNetwork(summary['taskUid'] as number, taskNetwork);
+        return reply.status(202).send({ ...summary, network: taskNetwork });
       }
+      const from = sender === null ? null : originOf(req, merged);
+      if (from !== null) await ctx.recordTaskNetwork(summary['taskUid'] as number, from);
       return reply.status(202).send(summary);
     },
   });
