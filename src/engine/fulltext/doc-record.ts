@@ -243,9 +243,13 @@ export function decodeTokens(bytes: Uint8Array): Uint32Array {
   const r = new VarintReader(bytes);
   const pairs = r.next();
   for (let n = r.next(); n > 0; n--) r.next();
-  const tokens = new Uint32Array(pairs * 2);
+  return readTokens(r, new Uint32Array(pairs * 2));
+}
+
+/** Fills `tokens` with the token pairs that follow the field counts (fps are delta-coded). */
+function readTokens(r: VarintReader, tokens: Uint32Array): Uint32Array {
   let prev = 0;
-  for (let i = 0; i < pairs * 2; i += 2) {
+  for (let i = 0; i < tokens.length; i += 2) {
     tokens[i] = r.next();
     prev += r.next();
     tokens[i + 1] = prev;
@@ -259,13 +263,7 @@ export function decodeRecord(bytes: Uint8Array, slab?: Slab): DocRecord {
   const nCounts = r.next();
   const counts = new Uint32Array(nCounts);
   for (let i = 0; i < nCounts; i++) counts[i] = r.next();
-  const tokens = slab ? slab.alloc(pairs * 2) : new Uint32Array(pairs * 2);
-  let prev = 0;
-  for (let i = 0; i < pairs * 2; i += 2) {
-    tokens[i] = r.next();
-    prev += r.next();
-    tokens[i + 1] = prev;
-  }
+  const tokens = readTokens(r, slab ? slab.alloc(pairs * 2) : new Uint32Array(pairs * 2));
   const at = r.at;
   const rest = at < bytes.length ? Buffer.from(bytes.buffer, bytes.byteOffset + at, bytes.length - at).toString() : '';
   return { tokens, counts, values: rest ? (JSON.parse(rest) as Record<string, FieldValue[]>) : null };

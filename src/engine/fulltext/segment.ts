@@ -277,20 +277,24 @@ export class SegmentView {
     return n === 0 ? EMPTY_POSTING : { docs, fps, ndocs };
   }
 
-  /** The record of a live document (decoded on each call: callers ask for few). */
-  record(d: number): DocRecord | undefined {
+  /** The encoded record of a live document, or undefined. */
+  private bytesOf(d: number): Uint8Array | undefined {
     const i = this.ownerOf(d);
     if (i < 0) return undefined;
     const s = this.segments[i]!;
-    return decodeRecord(recordBytes(s, searchSorted(s.docs, d)));
+    return recordBytes(s, searchSorted(s.docs, d));
+  }
+
+  /** The record of a live document (decoded on each call: callers ask for few). */
+  record(d: number): DocRecord | undefined {
+    const bytes = this.bytesOf(d);
+    return bytes && decodeRecord(bytes);
   }
 
   /** The token pairs of a live document's record (decoded on each call), or undefined. */
   tokens(d: number): Uint32Array | undefined {
-    const i = this.ownerOf(d);
-    if (i < 0) return undefined;
-    const s = this.segments[i]!;
-    return decodeTokens(recordBytes(s, searchSorted(s.docs, d)));
+    const bytes = this.bytesOf(d);
+    return bytes && decodeTokens(bytes);
   }
 
   /** Calls `fn(docid, bytes)` with the encoded record of every live document, in docid order per segment. */

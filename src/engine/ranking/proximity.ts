@@ -77,10 +77,11 @@ export const proximityRule: RankingRule = {
   costs(ctx, docs) {
     const one = singleUnit(ctx, docs);
     if (one) return ctx.scratch.ints(docs.length).fill(extraWords(ctx.units[one.unit]!));
-    // Many documents sharing a level: pair costs come from the posting lists (see pairCosts).
+    // Many documents sharing a level: pair costs come from the posting lists (pairCosts
+    // says from how many, null below).
     let bulk: Map<string, Uint8Array | null> | undefined;
     const level = ctx.commonLevel(docs);
-    if (level && docs.length >= 64) {
+    if (level) {
       bulk = new Map();
       for (const a of level.units) {
         for (const b of level.units) {

@@ -8,7 +8,7 @@ import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
-import { entryRanges, gallop, type Posting } from '../fulltext/postings.js';
+import { entryRanges, type Posting } from '../fulltext/postings.js';
 
 import {
   COST_AT_0, EXACT_AT_START, EXACT_BITS, EXACT_PRESENT, EXACT_SHIFT, EXACT_WHOLE_FIELD, FID_MAX, FID_SHIFT, merge,
@@ -442,11 +442,12 @@ export class MatchTable {
       for (const src of sources) {
         const unfilled = (TYPO_MASK_FILL | ((src.typo + u.baseTypo + 1) & TYPO_MASK)) >>> 0;
         const list = distinctDocs(src.posting);
-        const visit = (d: number): void => {
-          const slot = d * U + u.id;
+        // Runs of a list of distinct documents are one entry long.
+        const runs = entryRanges(list, docs);
+        for (let r = 0; r < runs.length; r += 2) {
+          const slot = list[runs[r]!]! * U + u.id;
           if ((agg[slot]! & TYPO_MASK) === 0) agg[slot] = unfilled;
-        };
-        intersectSorted(docs, list, visit);
+        }
       }
     }
     return true;
@@ -573,33 +574,6 @@ export class MatchTable {
 
 /** A slot with a typo count and the worst position and attribute costs: see fillTypos. */
 const TYPO_MASK_FILL = ((POS_MASK << POS_SHIFT) | (FID_MAX << FID_SHIFT)) >>> 0;
-
-/** Calls `visit` for every value in both ascending arrays, walking the shorter one. */
-function intersectSorted(a: Uint32Array, b: Uint32Array, visit: (d: number) => void): void {
-  const [small, large] = a.length <= b.length ? [a, b] : [b, a];
-  if (large.length > 8 * small.length) {
-    let j = 0;
-    for (let i = 0; i < small.length && j < large.length; i++) {
-      const d = small[i]!;
-      j = gallop(large, d, j);
-      if (large[j] === d) visit(d);
-    }
-    return;
-  }
-  let i = 0;
-  let j = 0;
-  while (i < small.length && j < large.length) {
-    const x = small[i]!;
-    const y = large[j]!;
-    if (x < y) i++;
-    else if (y < x) j++;
-    else {
-      visit(x);
-      i++;
-      j++;
-    }
-  }
-}
 
 function popcount(x: number): number {
   x -= (x >>> 1) & 0x55555555;

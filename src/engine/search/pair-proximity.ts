@@ -1,10 +1,10 @@
 // Proximity between two units for many documents at once, straight from the posting
-// lists: a merge join (or, when one side is much smaller, a probe into the other) over
-// docids, then the closest pair of occurrences inside each common document. Used when
-// the proximity rule faces thousands of documents, where reading every document's
-// record one by one would cost far more.
+// lists: the entries of those documents in each list (found by galloping), joined by
+// docid, then the closest pair of occurrences inside each common document. Used when
+// the proximity rule faces many documents, where reading every document's record one by
+// one would cost far more.
 
-import { entryRanges, seekDoc, type Posting } from '../fulltext/postings.js';
+import { entryRanges, type Posting } from '../fulltext/postings.js';
 import type { Unit } from './derivations.js';
 
 export const MAX_PAIR_COST = 3;
@@ -43,81 +43,34 @@ export function closestPair(
   return best;
 }
 
-function runEnd(p: Posting, i: number): number {
-  const d = p.docs[i]!;
-  let j = i + 1;
-  while (j < p.docs.length && p.docs[j] === d) j++;
-  return j;
-}
-
 /**
- * Pair costs of `left` followed by `right` for the documents flagged in `inBucket`,
- * written into `out` (by docid; documents without both units keep MAX_PAIR_COST). With
- * `bucket` (those documents, ascending) much smaller than the lists, only their entries
- * are read, found by galloping. With `typoAt`, only the occurrences of each document's
- * least-typo derivations count (its typo count per unit), as in its occurrence lists.
+ * Pair costs of `left` followed by `right` for the documents of `bucket` (ascending),
+ * written into `out` by docid (documents without both units keep MAX_PAIR_COST); only
+ * their entries of each list are read. With `typoAt`, only the occurrences of each
+ * document's least-typo derivations count (its typo count per unit), as in its occurrence
+ * lists.
  */
 export function bulkPairCosts(
-  left: Unit, right: Unit, inBucket: Uint8Array, out: Uint8Array,
-  weights: Int32Array, byAttribute: boolean, bucket: Uint32Array | null = null,
+  left: Unit, right: Unit, bucket: Uint32Array, out: Uint8Array,
+  weights: Int32Array, byAttribute: boolean,
   typoAt: ((d: number, unit: number) => number) | null = null,
 ): void {
   const span = left.isPhrase ? left.qposEnd - left.qpos : 0;
   // Entry runs of the bucket's documents in each list, found once per list.
-  const rightRanges = bucket === null ? null : right.sources.map((sb) => entryRanges(sb.posting.docs, bucket));
+  const rightRanges = right.sources.map((sb) => entryRanges(sb.posting.docs, bucket));
   for (const sa of left.sources) {
     const A = sa.posting;
-    const ra = bucket === null ? null : entryRanges(A.docs, bucket);
+    const ra = entryRanges(A.docs, bucket);
     const ta = sa.typo + left.baseTypo;
     right.sources.forEach((sb, k) => {
       const B = sb.posting;
-      if (A.docs.length === 0 || B.docs.length === 0) return;
       const tb = sb.typo + right.baseTypo;
-      const visit = (d: number, a0: number, a1: number, b0: number, b1: number) => {
-        if (inBucket[d] !== 1 || out[d] === 0) return;
+      pairRanges(A, ra, B, rightRanges[k]!, (d, a0, a1, b0, b1) => {
+        if (out[d] === 0) return;
         if (typoAt !== null && (typoAt(d, left.id) !== ta || typoAt(d, right.id) !== tb)) return;
         const c = closestPair(A.fps, a0, a1, span, B.fps, b0, b1, byAttribute, weights);
         if (c < out[d]!) out[d] = c;
-      };
-      if (ra !== null && rightRanges !== null) {
-        pairRanges(A, ra, B, rightRanges[k]!, visit);
-        return;
-      }
-      if (A.docs.length > 8 * B.docs.length) {
-        let a = 0;
-        for (let j = 0; j < B.docs.length; ) {
-          const d = B.docs[j]!;
-          const je = runEnd(B, j);
-          a = seekDoc(A, d, a);
-          if (a < A.docs.length && A.docs[a] === d) visit(d, a, runEnd(A, a), j, je);
-          j = je;
-        }
-      } else if (B.docs.length > 8 * A.docs.length) {
-        let b = 0;
-        for (let i = 0; i < A.docs.length; ) {
-          const d = A.docs[i]!;
-          const ie = runEnd(A, i);
-          b = seekDoc(B, d, b);
-          if (b < B.docs.length && B.docs[b] === d) visit(d, i, ie, b, runEnd(B, b));
-          i = ie;
-        }
-      } else {
-        let i = 0;
-        let j = 0;
-        while (i < A.docs.length && j < B.docs.length) {
-          const da = A.docs[i]!;
-          const db = B.docs[j]!;
-          if (da < db) i = runEnd(A, i);
-          else if (db < da) j = runEnd(B, j);
-          else {
-            const ie = runEnd(A, i);
-            const je = runEnd(B, j);
-            visit(da, i, ie, j, je);
-            i = ie;
-            j = je;
-          }
-        }
-      }
+      });
     });
   }
 }

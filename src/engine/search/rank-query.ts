@@ -293,19 +293,17 @@ class Context implements RankingContext {
     const n = this.state.capacity + 1;
     let entry = this.pairCache.get(key);
     if (!entry) this.pairCache.set(key, (entry = { out: new Uint8Array(n).fill(MAX_PAIR_COST), done: new Uint8Array(n) }));
-    const todo = new Uint8Array(n);
     const list: number[] = [];
     for (let i = 0; i < docs.length; i++) {
       const d = docs[i]!;
       if (entry.done[d] === 1) continue;
-      todo[d] = 1;
       entry.done[d] = 1;
       list.push(d);
     }
     if (list.length > 0) {
       const weights = table.opts.rankWeights ?? table.opts.weights;
       const typoAt = leastTypo ? (d: number, u: number) => table.typoAt(d, u) : null;
-      bulkPairCosts(left, right, todo, entry.out, weights, this.proximityByAttribute, Uint32Array.from(list), typoAt);
+      bulkPairCosts(left, right, Uint32Array.from(list), entry.out, weights, this.proximityByAttribute, typoAt);
     }
     return entry.out;
   }
