@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MeilisearchApiError } from 'meilisearch';
 import { startTestNode, type TestNode } from '../helpers/node.js';
 import { startFakeOpenAi, type FakeOpenAi } from '../helpers/fake-openai.js';
 import { DEFAULT_SYSTEM_PROMPT, PROMPT_DEFAULTS } from '../../src/chat/workspaces.js';
+import { apiError } from '../helpers/api-error.js';
 
 const MASTER = 'chat-master-key-0123456789';
 const API_KEY = 'sk-fake-0123456789abcdefghijklmnop';
@@ -27,13 +27,6 @@ afterAll(async () => {
   await t?.close();
   await llm?.close();
 });
-
-async function apiError(p: Promise<unknown>) {
-  const e = await p.catch((x: unknown) => x);
-  expect(e).toBeInstanceOf(MeilisearchApiError);
-  const err = e as MeilisearchApiError;
-  return { status: err.response.status, ...(err.cause as { code: string; message: string }) };
-}
 
 async function raw(method: string, path: string, body?: unknown, key = MASTER) {
   const r = await fetch(t.url + path, {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MeilisearchApiError, type Index } from 'meilisearch';
+import { type Index } from 'meilisearch';
 import { startTestNode, type TestNode } from '../helpers/node.js';
+import { apiError } from '../helpers/api-error.js';
 
 let t: TestNode;
 let index: Index;
@@ -23,13 +24,6 @@ async function reset() {
   await index.deleteAllDocuments().waitTask();
   await index.updateFilterableAttributes(['genre', 'year']).waitTask();
   await index.addDocuments(MOVIES, { primaryKey: 'id' }).waitTask();
-}
-
-async function apiError(p: Promise<unknown>) {
-  const e = await p.catch((x: unknown) => x);
-  expect(e).toBeInstanceOf(MeilisearchApiError);
-  const err = e as MeilisearchApiError;
-  return { status: err.response.status, ...(err.cause as { code: string; message: string }) };
 }
 
 async function docs() {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MeilisearchApiError } from 'meilisearch';
 import { startTestNode, type TestNode } from '../helpers/node.js';
+import { apiError } from '../helpers/api-error.js';
 
 // `_foreign(field, filter)`: documents whose foreign key field refers to a document of the
 // foreign index that the inner filter selects.
@@ -47,13 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
-
-async function apiError(p: Promise<unknown>) {
-  const e = await p.catch((x: unknown) => x);
-  expect(e).toBeInstanceOf(MeilisearchApiError);
-  const err = e as MeilisearchApiError;
-  return { status: err.response.status, ...(err.cause as { code: string; message: string }) };
-}
 
 const ids = (hits: readonly object[]) => hits.map((h) => (h as Record<string, unknown>)['id']).sort();
 

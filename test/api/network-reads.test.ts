@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MeilisearchApiError } from 'meilisearch';
 import { startTestNode, type TestNode } from '../helpers/node.js';
 import { shardOf } from '../../src/engine/network/shards.js';
+import { apiError, until } from '../helpers/api-error.js';
 
 // Facet searches and document fetches with `useNetwork`: a sharded network of two instances
 // (`a` leads and holds `s1`, `b` holds `s2`), and an unsharded one whose other remote is down.
@@ -15,13 +15,6 @@ const DOCS = Array.from({ length: 40 }, (_, i) => ({ id: i, rank: (i * 7) % 40, 
 const onA = DOCS.filter((d) => shardOf(['s1', 's2'], String(d.id)) === 's1');
 const onB = DOCS.filter((d) => shardOf(['s1', 's2'], String(d.id)) === 's2');
 
-async function apiError(p: Promise<unknown>) {
-  const e = await p.catch((x: unknown) => x);
-  expect(e).toBeInstanceOf(MeilisearchApiError);
-  const err = e as MeilisearchApiError;
-  return { status: err.response.status, ...(err.cause as { code: string; message: string }) };
-}
-
 async function post(node: TestNode, key: string, path: string, body: unknown) {
   const r = await fetch(`${node.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: r.status, body: (await r.json()) as Record<string, any> };
@@ -30,15 +23,6 @@ async function post(node: TestNode, key: string, path: string, body: unknown) {
 async function get(node: TestNode, key: string, path: string) {
   const r = await fetch(`${node.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
   return { status: r.status, body: (await r.json()) as Record<string, any> };
-}
-
-async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const v = await f();
-    if (ok(v)) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('timed out');
 }
 
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MeilisearchApiError } from 'meilisearch';
 import { freePort, startTestNode, type TestNode } from '../helpers/node.js';
+import { apiError } from '../helpers/api-error.js';
 
 // `useNetwork: true`: one search answered by every instance of the network. Two instances, `a`
 // and `b`, each hold their own movies; `down` is a remote that nothing listens on.
@@ -23,13 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
 });
-
-async function apiError(p: Promise<unknown>) {
-  const e = await p.catch((x: unknown) => x);
-  expect(e).toBeInstanceOf(MeilisearchApiError);
-  const err = e as MeilisearchApiError;
-  return { status: err.response.status, ...(err.cause as { code: string; message: string }) };
-}
 
 async function post(node: TestNode, key: string, path: string, body: unknown) {
   const r = await fetch(node.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });

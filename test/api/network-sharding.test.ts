@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MeilisearchApiError } from 'meilisearch';
 import { startTestNode, type TestNode } from '../helpers/node.js';
 import { shardOf } from '../../src/engine/network/shards.js';
 import { xxh3 } from '../../src/engine/network/xxh3.js';
+import { apiError, until } from '../helpers/api-error.js';
 
 // A sharded network of two instances: `a` leads and holds shard `s1`, `b` holds `s2`. Writes go
 // to the leader, which sends them on; each instance keeps the documents of its shard.
@@ -19,22 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
 });
-
-async function apiError(p: Promise<unknown>) {
-  const e = await p.catch((x: unknown) => x);
-  expect(e).toBeInstanceOf(MeilisearchApiError);
-  const err = e as MeilisearchApiError;
-  return { status: err.response.status, ...(err.cause as { code: string; message: string }) };
-}
-
-async function until<T>(f: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const v = await f();
-    if (ok(v)) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('timed out');
-}
 
 const DOCS = Array.from({ length: 60 }, (_, i) => ({ id: i, title: `movie ${i}`, genre: i % 2 === 0 ? 'even' : 'odd' }));
 

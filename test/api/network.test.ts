@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MeilisearchApiError } from 'meilisearch';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { freePort, startTestNode, type TestNode } from '../helpers/node.js';
+import { apiError } from '../helpers/api-error.js';
 
 // Two independent instances, `a` and `b`, each with its own master key and its own movies:
 // a federated search on `a` sends the queries marked `remote: "b"` to `b` and merges the hits.
@@ -33,13 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
 });
-
-async function apiError(p: Promise<unknown>) {
-  const e = await p.catch((x: unknown) => x);
-  expect(e).toBeInstanceOf(MeilisearchApiError);
-  const err = e as MeilisearchApiError;
-  return { status: err.response.status, ...(err.cause as { code: string; message: string }) };
-}
 
 async function raw(node: TestNode, key: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const r = await fetch(node.url + path, {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Meilisearch, MeilisearchApiError, type RenderTemplateParams } from 'meilisearch';
+import { Meilisearch, type RenderTemplateParams } from 'meilisearch';
 import { startTestNode, type TestNode } from '../helpers/node.js';
 import { fakeEmbedding, fakeProvider, type FakeProvider } from '../helpers/vector-api.js';
+import { apiError } from '../helpers/api-error.js';
 
 const MASTER = 'render-template-master-key';
 let t: TestNode;
@@ -37,13 +38,6 @@ afterAll(async () => {
   await t.close();
   await provider.close();
 });
-
-async function apiError(p: Promise<unknown>) {
-  const e = await p.catch((x: unknown) => x);
-  expect(e).toBeInstanceOf(MeilisearchApiError);
-  const err = e as MeilisearchApiError;
-  return { status: err.response.status, ...(err.cause as { code: string; message: string }) };
-}
 
 const render = (params: unknown) => t.client.renderTemplate(params as RenderTemplateParams);
 

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { MeilisearchApiError, type SearchRuleUpdatePayload } from 'meilisearch';
+import { type SearchRuleUpdatePayload } from 'meilisearch';
 import { startTestNode, type TestNode } from '../helpers/node.js';
+import { apiError } from '../helpers/api-error.js';
 
 let t: TestNode;
 
@@ -25,13 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
-
-async function apiError(p: Promise<unknown>) {
-  const e = await p.catch((x: unknown) => x);
-  expect(e).toBeInstanceOf(MeilisearchApiError);
-  const err = e as MeilisearchApiError;
-  return { status: err.response.status, ...(err.cause as { code: string; message: string }) };
-}
 
 async function setRule(uid: string, rule: SearchRuleUpdatePayload) {
   const task = await t.client.updateDynamicSearchRule(uid, rule).waitTask();

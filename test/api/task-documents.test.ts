@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MeilisearchApiError } from 'meilisearch';
 import { PAYLOADS } from '../../src/tasks/task-queue.js';
 import { startTestNode, type TestNode } from '../helpers/node.js';
+import { apiError } from '../helpers/api-error.js';
 
 let t: TestNode;
 beforeAll(async () => {
@@ -10,13 +10,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
-
-async function apiError(p: Promise<unknown>) {
-  const e = await p.catch((x: unknown) => x);
-  expect(e).toBeInstanceOf(MeilisearchApiError);
-  const err = e as MeilisearchApiError;
-  return { status: err.response.status, ...err.cause };
-}
 
 describe('GET /tasks/{uid}/documents', () => {
   it('needs the getTaskDocumentsRoute experimental feature', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MeilisearchApiError } from 'meilisearch';
 import { startTestNode, type TestNode } from '../helpers/node.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import { apiError } from '../helpers/api-error.js';
 
 const MASTER = 'webhooks-master-key-0123456789';
 let t: TestNode;
@@ -15,13 +15,6 @@ afterAll(async () => {
   await t?.close();
   await rx?.close();
 });
-
-async function apiError(p: Promise<unknown>) {
-  const e = await p.catch((x: unknown) => x);
-  expect(e).toBeInstanceOf(MeilisearchApiError);
-  const err = e as MeilisearchApiError;
-  return { status: err.response.status, ...(err.cause as { code: string; message: string }) };
-}
 
 async function raw(method: string, path: string, body?: unknown) {
   const r = await fetch(t.url + path, {
