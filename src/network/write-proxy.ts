@@ -17,6 +17,12 @@ export const ORIGIN_REMOTE_HEADER = 'meili-proxy-origin-remote';
 export const ORIGIN_TASK_UID_HEADER = 'meili-proxy-origin-taskuid';
 /** The version of the leader's network when it sent the write (the reference also reads it `X-`prefixed). */
 export const ORIGIN_NETWORK_VERSION_HEADER = 'meili-proxy-origin-network-version';
+/**
+ * Marks documents (or the settings of their index) that another remote sends because a network
+ * topology change gave them to this one; the value is the number of documents. The origin
+ * headers name the change, and its network version must be the one in effect here.
+ */
+export const IMPORT_HEADER = 'meili-proxy-network-import';
 
 /** How long a remote may take to accept a write, per attempt; attempts after the first. */
 const WRITE_TIMEOUT_MS = 30_000;
@@ -125,7 +131,7 @@ export async function forwardNetwork(before: Network, after: Network, taskUid: n
 }
 
 /** A write's origin, when another remote sent it on (its name, task uid and network version in the headers). */
-export function originOf(req: FastifyRequest, network: Network): TaskNetwork | null {
+export function originOf(req: FastifyRequest, network: Network): Extract<TaskNetwork, { origin: unknown }> | null {
   const name = header(req, ORIGIN_REMOTE_HEADER);
   const uid = Number(header(req, ORIGIN_TASK_UID_HEADER));
   if (name === undefined || !Number.isInteger(uid) || uid < 0) return null;
@@ -153,6 +159,20 @@ export function writeProxyHooks(app: FastifyInstance, ctx: WriteProxyContext): v
   app.addHook('preHandler', async (req) => {
     if (!isIndexWrite(req) || !ctx.enabled()) return;
     const network = ctx.network();
+    if (header(req, IMPORT_HEADER) !== undefined) {
+      // Documents of a topology change: kept by the network they were sent under, so that
+      // network must be the one this instance applies writes with.
+      const origin = originOf(req, network);
+      if (origin === null || !('origin' in origin)) throw new ApiError('bad_request', `\`${IMPORT_HEADER}\` needs the \`${ORIGIN_REMOTE_HEADER}\` and \`${ORIGIN_TASK_UID_HEADER}\` headers.`);
+      const version = origin.origin.networkVersion;
+      if (version !== network.version) {
+        throw new ApiError(
+          'network_version_mismatch',
+          `This instance's network is at version \`${network.version}\`, and the documents were sent for version \`${version}\`: send them again once this instance has applied that network change.`,
+        );
+      }
+      return;
+    }
     if (!isSharded(network) || header(req, ORIGIN_REMOTE_HEADER) !== undefined || network.self === network.leader) return;
     throw new ApiError(
       'not_leader',
@@ -163,10 +183,15 @@ export function writeProxyHooks(app: FastifyInstance, ctx: WriteProxyContext): v
   app.addHook('onSend', async (req, reply, payload) => {
     if (reply.statusCode !== 202 || !isIndexWrite(req) || !ctx.enabled()) return payload;
     const origin = originOf(req, ctx.network());
-    if (origin !== null) {
-      // Sent by the leader: the task keeps the leader's task it came from.
+    if (origin !== null && 'origin' in origin) {
+      // Sent by the leader: the task keeps the leader's task it came from; moved documents
+      // keep which remote sent them, for which change.
       const uid = taskUidOf(payload);
-      if (uid !== null) await ctx.record(uid, origin);
+      const count = Number(header(req, IMPORT_HEADER));
+      const imported = header(req, IMPORT_HEADER) !== undefined;
+      const indexName = (req.params as { indexUid?: string } | undefined)?.indexUid ?? null;
+      const network: TaskNetwork = imported ? { importFrom: { remoteName: origin.origin.remoteName, indexName, documentCount: Number.isFinite(count) ? count : 0 }, networkChange: origin.origin } : origin;
+      if (uid !== null) await ctx.record(uid, network);
       return payload;
     }
     const network = ctx.network();

@@ -27,6 +27,7 @@ import { Backups, scheduleSnapshots } from '../backup/runner.js';
 import { importAtStart, startupLogger } from '../backup/startup-import.js';
 import { WebhookStore, type Webhook } from '../webhooks/webhook-store.js';
 import { WebhookDelivery } from '../webhooks/delivery.js';
+import { DocumentMover } from '../network/document-mover.js';
 import { ChatWorkspaces } from '../chat/workspaces.js';
 import { NetworkStore } from '../engine/network/network.js';
 import { batchTaskViews } from '../tasks/batch.js';
@@ -113,6 +114,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   };
 
   let scheduler: Scheduler | null = null;
+  let mover: DocumentMover | null = null;
   const onApplied = (r: ApplyResult) => {
     if (r.kind === 'task') countEnqueued(metrics, r.task);
     scheduler?.poke();
@@ -122,8 +124,11 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     store,
     sm,
     onApplied,
-    // A new leader decides the batches its predecessor left undecided.
-    onRoleChange: () => scheduler?.poke(),
+    // A new leader decides the batches its predecessor left undecided, and ends the network change it left.
+    onRoleChange: () => {
+      scheduler?.poke();
+      mover?.roleChanged();
+    },
     onProcessingReport: () => scheduler?.poke(),
     async beforeInstall() {
       embeddings.interruptWaits('a snapshot is being installed');
@@ -164,7 +169,17 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     retryDelaysMs: deps.webhookRetryDelaysMs ?? [1_000, 5_000],
     log,
   });
+  mover = new DocumentMover({
+    engine,
+    queue,
+    isLeader: () => replicator.isLeader(),
+    async resume(taskUid, error) {
+      await replicator.propose({ kind: 'resume', taskUid, startedAt: Date.now(), error });
+    },
+    log,
+  });
   executor.on('batch', (b) => {
+    mover?.batchProcessed(b);
     log.debug({ batchUid: b.uid, taskUids: b.taskUids, durationMs: (b.finishedAt ?? b.startedAt) - b.startedAt }, 'batch processed');
     replicator.batchProcessed();
     notify();
@@ -275,6 +290,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
       closing = true;
       stopSnapshots();
       delivery.close();
+      mover?.close();
       // A leader hands over first, so that a planned stop (rolling restart) barely pauses writes.
       await replicator.prepareShutdown();
       await app!.close();

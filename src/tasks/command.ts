@@ -1,4 +1,5 @@
 import type { TaskNetwork, TaskSpec } from './task.js';
+import type { ErrorBody } from '../errors/api-error.js';
 
 /** What goes into the replicated log. Applying the same commands in order gives the same state. */
 export type Command =
@@ -12,6 +13,11 @@ export type Command =
   | { kind: 'config'; name: string; at: number; op: unknown }
   /** A task's place in the network, known once its write was sent on (or came from the leader). */
   | { kind: 'taskNetwork'; taskUid: number; network: TaskNetwork }
+  /**
+   * A batch that ends a task its first batch left processing, once the work outside the log
+   * between them is done (documents moved to other instances), or gave up with `error`.
+   */
+  | { kind: 'resume'; taskUid: number; startedAt: number; error: ErrorBody | null }
   | { kind: 'noop' };
 
 /** Header JSON, then the raw payload bytes: documents are not re-encoded on their way through the log. */

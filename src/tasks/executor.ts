@@ -115,8 +115,12 @@ export class Executor extends EventEmitter<ExecutorEvents> {
   /** Processes one batch; null when it was aborted and stays pending. */
   private async execute(pb: PendingBatch): Promise<BatchRecord | null> {
     const q = this.queue;
-    const live = pb.taskUids.map((u) => q.tasks.get(u)).filter((t): t is TaskRecord => !!t && t.status === 'enqueued');
+    // A batch that ends a task left processing takes it as it is (a second one finds it ended).
+    const live = pb.resume
+      ? pb.taskUids.map((u) => q.tasks.get(u)).filter((t): t is TaskRecord => !!t && t.status === 'processing' && t.continuation !== undefined)
+      : pb.taskUids.map((u) => q.tasks.get(u)).filter((t): t is TaskRecord => !!t && t.status === 'enqueued');
     for (const t of live) {
+      if (pb.resume) continue;
       t.status = 'processing';
       t.startedAt = pb.startedAt;
     }
@@ -136,6 +140,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     };
     let deleted: ReadonlySet<number> = new Set();
     const resetLive = () => {
+      if (pb.resume) return;
       for (const t of live) {
         t.status = 'enqueued';
         t.startedAt = null;
@@ -164,7 +169,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
         }
       } else {
         try {
-          publish = await this.runEngine(tasks, wb, trace);
+          publish = await this.runEngine(tasks, wb, trace, pb);
         } catch (e) {
           // Stopped while waiting on something outside (embeddings from the leader).
           if (!(e instanceof BatchAborted)) throw e;
@@ -180,7 +185,11 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     const finishedAt = decided ?? backupFinishedAt ?? Math.max(Date.now(), pb.startedAt);
     const own = new Set(pb.taskUids);
     for (const t of tasks) {
+      if (pb.resume) t.batchUid = pb.uid;
+      // Left processing on purpose: it goes on outside the log, and a later batch ends it.
+      if (t.status === 'processing' && t.continuation !== undefined && !pb.resume) continue;
       if (t.status === 'processing') t.status = 'succeeded';
+      delete t.continuation;
       t.finishedAt = finishedAt;
     }
     // Tasks a cancelation of this batch canceled finish with it (their time is set only here).
@@ -242,7 +251,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     return Math.max(r.finishedAt, pb.startedAt);
   }
 
-  private async runEngine(tasks: TaskRecord[], wb: WriteBatch, trace: StepTrace): Promise<() => void> {
+  private async runEngine(tasks: TaskRecord[], wb: WriteBatch, trace: StepTrace, pb: PendingBatch): Promise<() => void> {
     const withPayload = tasks.filter((t) => t.params.op === 'documents');
     if (withPayload.length > 0) trace.step('retrieving payloads');
     const payloads = await this.store.getMany(withPayload.map((t) => PAYLOADS.key(t.uid)));
@@ -257,7 +266,10 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     }
     const input: BatchTask[] = tasks.map((t) => {
       if (!isIndexOperation(t.params)) throw new Error(`a ${t.type} task is not the engine's to apply`);
-      return { uid: t.uid, type: t.type, indexUid: t.indexUid, params: t.params, details: t.details, documents: docsOf.get(t.uid) };
+      const bt: BatchTask = { uid: t.uid, type: t.type, indexUid: t.indexUid, params: t.params, details: t.details, documents: docsOf.get(t.uid) };
+      if (t.continuation !== undefined) bt.continuation = t.continuation;
+      if (pb.resume) bt.resume = pb.resume;
+      return bt;
     });
     let processed: ProcessedBatch;
     trace.step('indexing');
@@ -278,6 +290,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       t.status = o.status;
       t.details = o.details;
       t.error = o.error;
+      if (o.status === 'processing') t.continuation = o.continuation ?? null;
     }
     await processed.write(wb);
     return () => processed.publish();

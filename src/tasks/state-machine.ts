@@ -114,6 +114,17 @@ export class TaskStateMachine {
         }
         result = { kind: 'batch', batchUid: pb.uid };
       } else result = { kind: 'batch', batchUid: null };
+    } else if (cmd.kind === 'resume') {
+      // Whether the task still waits for its end depends on batches this node may not have
+      // processed yet: the executor decides that when it reaches this batch (a second resume of
+      // the same task, from a new leader, finds nothing left to end), and gives the task its uid.
+      const t = q.tasks.get(cmd.taskUid);
+      if (t && t.type === 'networkTopologyChange') {
+        const pb: PendingBatch = { uid: q.nextBatchUid++, taskUids: [t.uid], startedAt: cmd.startedAt, reason: 'ends a task left processing by its first batch', index, resume: { error: cmd.error } };
+        q.pending.push(pb);
+        wb.put(PENDING.key(pb.uid), JSON.stringify(pb));
+        result = { kind: 'batch', batchUid: pb.uid };
+      } else result = { kind: 'batch', batchUid: null };
     } else if (cmd.kind === 'taskNetwork') {
       // A task deleted in the meantime keeps nothing.
       const t = q.tasks.get(cmd.taskUid);

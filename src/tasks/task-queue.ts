@@ -2,6 +2,7 @@ import { KeySpace, decodeUint, encodeUint } from '../store/keys.js';
 import type { KvReader, WriteBatch } from '../store/kv.js';
 import type { BatchRecord } from './batch.js';
 import type { TaskRecord } from './task.js';
+import type { ErrorBody } from '../errors/api-error.js';
 
 export const TASKS = new KeySpace('tk');
 export const PAYLOADS = new KeySpace('tp');
@@ -22,6 +23,8 @@ export interface PendingBatch {
   reason: string;
   /** Log index of the decision (absent on batches decided before it was recorded). */
   index?: number;
+  /** The batch ends a task an earlier batch left processing (see `Command` `resume`). */
+  resume?: { error: ErrorBody | null };
 }
 
 /**
@@ -77,8 +80,9 @@ export class TaskQueue {
     }
     const inPending = new Set(this.pending.flatMap((p) => p.taskUids));
     for (const t of this.tasks.values()) {
-      // A task caught processing by a crash goes back to waiting: its batch will run again.
-      if (t.status === 'processing') t.status = 'enqueued';
+      // A task caught processing by a crash goes back to waiting: its batch will run again. One
+      // that its first batch left processing on purpose stays so, until a batch ends it.
+      if (t.status === 'processing' && t.continuation === undefined) t.status = 'enqueued';
       if (t.status === 'enqueued' && !inPending.has(t.uid)) this.unbatched.add(t.uid);
     }
   }

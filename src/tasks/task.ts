@@ -64,7 +64,9 @@ export type RemoteTaskView = { taskUid: number; error: null } | { error: ErrorBo
  */
 export type TaskNetwork =
   | { remoteTasks: Record<string, RemoteTaskView>; networkVersion: string }
-  | { origin: { remoteName: string; taskUid: number; networkVersion: string } };
+  | { origin: { remoteName: string; taskUid: number; networkVersion: string } }
+  /** Documents another instance sent here because a network topology change gave them to this one. */
+  | { importFrom: { remoteName: string; indexName: string | null; documentCount: number }; networkChange: { remoteName: string; taskUid: number; networkVersion: string } };
 
 export interface TaskRecord {
   uid: number;
@@ -83,6 +85,8 @@ export interface TaskRecord {
   params: TaskParams;
   /** Uids a cancelation or deletion task matched when it was registered. */
   matched?: number[];
+  /** Internal: what a task left processing by its first batch needs in the batch that ends it. */
+  continuation?: unknown;
   payloadBytes?: number;
 }
 

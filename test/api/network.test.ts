@@ -206,8 +206,13 @@ describe('a network with a leader', () => {
     const task = await a.client
       .initializeNetwork({ self: 'a', remotes: { a: { url: a.url, searchApiKey: KEY_A }, b: { url: b.url, searchApiKey: searchKeyB } }, shards: { s0: { remotes: ['a'] }, s1: { remotes: ['b'] } } })
       .waitTask();
-    expect(task).toMatchObject({ type: 'networkTopologyChange', status: 'succeeded', indexUid: null, details: { movedDocuments: 0, message: 'Finished' } });
+    // `a` holds movies that shard s1 now owns, but `b` was registered without a write key: the
+    // change is in effect, the documents cannot be moved, and they stay on `a`.
+    expect(task).toMatchObject({ type: 'networkTopologyChange', status: 'failed', indexUid: null, details: { movedDocuments: 0, message: 'Finished' } });
+    expect(task.error).toMatchObject({ code: 'remote_invalid_api_key', type: 'auth' });
+    expect(task.error!.message).toMatch(/^The new network is in effect, but the documents it gives to other remotes could not be sent to them, so they stay on this instance: remote `b` refused/);
     expect(await a.client.getNetwork()).toMatchObject({ self: 'a', leader: 'a', shards: { s0: { remotes: ['a'] }, s1: { remotes: ['b'] } } });
+    expect((await a.client.index('movies').getDocuments({ useNetwork: false } as object)).total).toBe(3);
 
     await a.client.addRemote({ name: 'c', remote: { url: 'http://127.0.0.1:2' } }).waitTask();
     await a.client.addRemotesToShard('s1', ['c']).waitTask();

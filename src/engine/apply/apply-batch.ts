@@ -2,7 +2,7 @@ import { ApiError, toErrorBody } from '../../errors/api-error.js';
 import { encodeUint } from '../../store/keys.js';
 import { processIndexTask } from './index-lifecycle.js';
 import { processRuleTask } from '../search-rules/rule-tasks.js';
-import { processNetworkTask } from '../network/network.js';
+import { processNetworkTask } from '../network/topology-change.js';
 import { ownedDocuments } from '../network/shards.js';
 import { filterDocids } from '../facets/index.js';
 import { engineFilterOptions } from '../search/answer-query.js';
@@ -468,6 +468,10 @@ export async function processBatch(engine: Engine, tasks: BatchTask[], at: numbe
   if (op === 'settings') return processSettingsTasks(engine, tasks, at);
   if (tasks.length !== 1) throw new Error(`a ${first.type} task must be processed alone`);
   if (op === 'dsrUpdate' || op === 'dsrDelete' || op === 'dsrClear') return processRuleTask(engine, first, at);
-  if (op === 'network') return processNetworkTask(engine.network, first);
+  if (op === 'network') {
+    const deleteIds = (indexUid: string, ids: string[]) =>
+      processDocumentTasks(engine, [{ uid: first.uid, type: 'documentDeletion', indexUid, params: { op: 'deleteIds', ids }, details: null }], at);
+    return processNetworkTask(engine, first, deleteIds);
+  }
   return processIndexTask(engine, first, at);
 }

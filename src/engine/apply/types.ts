@@ -37,12 +37,21 @@ export interface BatchTask {
   details: Record<string, unknown> | null;
   /** Parsed documents of an addition or update. */
   documents?: Doc[];
+  /** What the task's earlier batch left for the next (a task processed in two batches, see TaskOutcome). */
+  continuation?: unknown;
+  /** Set when this batch finishes a task an earlier batch left processing: how the work between them ended. */
+  resume?: { error: ErrorBody | null };
 }
 
+/**
+ * `processing`: the task goes on after this batch (a network topology change moving documents
+ * to other instances): it stays processing, with `continuation` kept for the batch that ends it.
+ */
 export interface TaskOutcome {
-  status: 'succeeded' | 'failed';
+  status: 'succeeded' | 'failed' | 'processing';
   details: Record<string, unknown> | null;
   error: ErrorBody | null;
+  continuation?: unknown;
 }
 
 export interface ProcessedBatch {

@@ -1,7 +1,6 @@
 import { ApiError } from '../../errors/api-error.js';
 import { KeySpace } from '../../store/keys.js';
 import type { KvReader, WriteBatch } from '../../store/kv.js';
-import type { BatchTask, ProcessedBatch } from '../apply/types.js';
 
 /**
  * The network (`/network`): the other Trine (or reference) instances this one knows by name,
@@ -176,18 +175,4 @@ export class NetworkStore {
     const raw = await reader.get(NETWORK);
     this.state = raw ? { ...defaultNetwork(), ...(JSON.parse(raw.toString()) as Network) } : defaultNetwork();
   }
-}
-
-/**
- * A `networkTopologyChange` task: puts its network in effect. Trine moves no documents
- * between remotes (each cluster keeps what it was sent), so `movedDocuments` stays 0.
- */
-export function processNetworkTask(store: NetworkStore, t: BatchTask): ProcessedBatch {
-  if (t.params.op !== 'network') throw new Error(`not a network task: ${t.params.op}`);
-  const network = t.params.network;
-  return {
-    outcomes: new Map([[t.uid, { status: 'succeeded', details: { movedDocuments: 0, message: 'Finished' }, error: null }]]),
-    write: (wb) => store.put(wb, network),
-    publish: () => store.publish(network),
-  };
 }

@@ -127,7 +127,7 @@ export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
       const summary = await enqueueTask(ctx, {
         type: 'networkTopologyChange',
         indexUid: null,
-        details: { movedDocuments: 0, message: 'processing tasks for previous network versions' },
+        details: { movedDocuments: 0, message: 'Waiting for tasks enqueued before the network change to finish processing' },
         params: { op: 'network', network: merged },
       });
       // The leader sends the change on to the other remotes (each keeps its own `self`).
