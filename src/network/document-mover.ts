@@ -9,13 +9,14 @@ import type { Engine } from '../engine/engine.js';
 import type { TaskQueue } from '../tasks/task-queue.js';
 import type { TaskRecord } from '../tasks/task.js';
 import type { BatchRecord } from '../tasks/batch.js';
+import type { MoveOutcome } from '../engine/apply/types.js';
 import { ApiError, errorBody, type ErrorBody } from '../errors/api-error.js';
 import { moveTargets, type MoveContinuation } from '../engine/network/topology-change.js';
 import type { Network, Remote } from '../engine/network/network.js';
 import { extractDocumentId } from '../engine/documents/primary-key.js';
-import { settingsView } from '../engine/settings/settings.js';
+import { defaultSettings, settingsView } from '../engine/settings/settings.js';
 import { stringifyJson } from '../util/exact-json.js';
-import { IMPORT_HEADER, ORIGIN_NETWORK_VERSION_HEADER, ORIGIN_REMOTE_HEADER, ORIGIN_TASK_UID_HEADER } from './write-proxy.js';
+import { IMPORT_HEADER, IMPORT_REMOTE_HEADER, ORIGIN_NETWORK_VERSION_HEADER, ORIGIN_REMOTE_HEADER, ORIGIN_TASK_UID_HEADER } from './write-proxy.js';
 
 /** A chunk of an import: this many documents, or this many bytes of NDJSON, whichever comes first. */
 const CHUNK_DOCUMENTS = 1000;
@@ -28,8 +29,11 @@ export interface MoverOptions {
   engine: Engine;
   queue: TaskQueue;
   isLeader(): boolean;
-  /** Proposes the batch that ends the task (deleting the sent documents, or failing with `error`). */
-  resume(taskUid: number, error: ErrorBody | null): Promise<void>;
+  /**
+   * Proposes the batch that ends the task: `sent` when every document this instance gives away
+   * is held by its new owners (they are deleted here then), `error` when something failed.
+   */
+  resume(taskUid: number, outcome: MoveOutcome): Promise<void>;
   log: { warn(obj: unknown, msg?: string): void; info(obj: unknown, msg?: string): void };
   /** How long a remote may keep refusing an import because it has not applied the change yet, or keep its import unfinished (default 5 min). */
   giveUpMs?: number;
@@ -78,29 +82,30 @@ export class DocumentMover {
   }
 
   private async move(t: TaskRecord): Promise<void> {
-    let error: ErrorBody | null = null;
+    const outcome: MoveOutcome = { sent: false, error: null };
     try {
-      await this.send(t);
+      await this.send(t, () => (outcome.sent = true));
     } catch (e) {
       if (e instanceof Abandoned || this.closed) return;
-      error = e instanceof ApiError ? e.toJSON() : errorBody('internal', e instanceof Error ? e.message : String(e));
-      this.o.log.warn({ taskUid: t.uid, error }, 'documents of a network topology change could not be sent: they stay here');
+      outcome.error = e instanceof ApiError ? e.toJSON() : errorBody('internal', e instanceof Error ? e.message : String(e));
+      this.o.log.warn({ taskUid: t.uid, sent: outcome.sent, error: outcome.error }, 'a network topology change could not be completed');
     }
     try {
-      await this.o.resume(t.uid, error);
+      await this.o.resume(t.uid, outcome);
     } catch (e) {
       // Not leading any more: the next leader sends again and ends the task.
       this.o.log.warn({ taskUid: t.uid, err: e }, 'could not end a network topology change');
     }
   }
 
-  private async send(t: TaskRecord): Promise<void> {
+  private async send(t: TaskRecord, allSent: () => void): Promise<void> {
     const { engine } = this.o;
     const network = engine.network.get();
     const targets = moveTargets((t.continuation as MoveContinuation).previous, network);
     const self = network.self;
     // The change as the leader of the network numbered it: what the receivers note their imports came from.
-    const origin = t.network && 'origin' in t.network ? t.network.origin : { remoteName: self ?? '', taskUid: t.uid, networkVersion: network.version };
+    const noted = this.o.queue.tasks.get(t.uid)?.network;
+    const origin = noted && 'origin' in noted ? noted.origin : { remoteName: self ?? '', taskUid: t.uid, networkVersion: network.version };
     const deadline = Date.now() + (this.o.giveUpMs ?? 300_000);
     const imports: { remote: string; taskUid: number }[] = [];
     if (targets !== null && self !== null) {
@@ -139,10 +144,20 @@ export class DocumentMover {
       }
     }
     for (const i of imports) await this.waitForTask(this.remote(network, i.remote), i.remote, i.taskUid, deadline, 'the import of the moved documents');
-    // The leader of the network ends its change once every remote has ended its own.
-    if (t.network && 'remoteTasks' in t.network) {
-      for (const [name, r] of Object.entries(t.network.remoteTasks)) {
-        const remote = network.remotes[name];
+    allSent();
+    // The leader of the network ends its change once every remote has ended its own. Which task
+    // each remote made of it is recorded through the log once they all answered.
+    if (network.leader !== null && network.leader === self) {
+      let recorded = this.o.queue.tasks.get(t.uid)?.network;
+      for (let wait = 20; !recorded && Date.now() < deadline; wait = Math.min(wait * 2, 500)) {
+        if (!this.o.isLeader() || this.closed) throw new Abandoned();
+        await sleep(wait);
+        recorded = this.o.queue.tasks.get(t.uid)?.network;
+      }
+      const remoteTasks = recorded && 'remoteTasks' in recorded ? recorded.remoteTasks : {};
+      for (const [name, r] of Object.entries(remoteTasks)) {
+        // A removed remote was sent the change too, and hands its documents on before it ends.
+        const remote = network.remotes[name] ?? (t.continuation as MoveContinuation).previous.remotes[name];
         if (!remote || !('taskUid' in r)) continue;
         await this.waitForTask(remote, name, r.taskUid, deadline, 'its own network topology change');
       }
@@ -162,6 +177,8 @@ export class DocumentMover {
       [ORIGIN_NETWORK_VERSION_HEADER]: version,
       [IMPORT_HEADER]: String(count),
     };
+    const self = this.o.engine.network.get().self;
+    if (self !== null) h[IMPORT_REMOTE_HEADER] = encodeURIComponent(self);
     if (contentType) h['content-type'] = contentType;
     if (remote.writeApiKey !== null) h['authorization'] = `Bearer ${remote.writeApiKey}`;
     return h;
@@ -175,7 +192,11 @@ export class DocumentMover {
   private async ensureIndex(remote: Remote, name: string, uid: string, settings: Parameters<typeof settingsView>[0], origin: { remoteName: string; taskUid: number }, version: string, deadline: number): Promise<number | null> {
     const r = await this.fetch(remote, name, this.url(remote, `/indexes/${encodeURIComponent(uid)}`), { method: 'GET', headers: this.headers(remote, origin, version, 0) });
     if (r.status !== 404) return null;
-    return this.post(remote, name, 'PATCH', `/indexes/${encodeURIComponent(uid)}/settings`, JSON.stringify(settingsView(settings)), 'application/json', 0, origin, version, deadline);
+    // Only the settings changed from the defaults: those left alone may be behind a switch the remote has off (`chat`).
+    const view = settingsView(settings);
+    const defaults = settingsView(defaultSettings());
+    const changed = Object.fromEntries(Object.entries(view).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(defaults[k])));
+    return this.post(remote, name, 'PATCH', `/indexes/${encodeURIComponent(uid)}/settings`, JSON.stringify(changed), 'application/json', 0, origin, version, deadline);
   }
 
   /** One request, tried again while the remote is unreachable or failing; a leader that stops leading gives up. */

@@ -23,6 +23,8 @@ export const ORIGIN_NETWORK_VERSION_HEADER = 'meili-proxy-origin-network-version
  * headers name the change, and its network version must be the one in effect here.
  */
 export const IMPORT_HEADER = 'meili-proxy-network-import';
+/** The remote that sends such documents (the origin headers name the change, made on the leader). */
+export const IMPORT_REMOTE_HEADER = 'meili-proxy-network-import-remote';
 
 /** How long a remote may take to accept a write, per attempt; attempts after the first. */
 const WRITE_TIMEOUT_MS = 30_000;
@@ -136,13 +138,15 @@ export function originOf(req: FastifyRequest, network: Network): Extract<TaskNet
   const uid = Number(header(req, ORIGIN_TASK_UID_HEADER));
   if (name === undefined || !Number.isInteger(uid) || uid < 0) return null;
   const version = header(req, ORIGIN_NETWORK_VERSION_HEADER) ?? header(req, `x-${ORIGIN_NETWORK_VERSION_HEADER}`) ?? network.version;
-  let remoteName: string;
+  return { origin: { remoteName: safeDecode(name), taskUid: uid, networkVersion: version } };
+}
+
+function safeDecode(name: string): string {
   try {
-    remoteName = decodeURIComponent(name);
+    return decodeURIComponent(name);
   } catch {
-    remoteName = name;
+    return name;
   }
-  return { origin: { remoteName, taskUid: uid, networkVersion: version } };
 }
 
 function taskUidOf(payload: unknown): number | null {
@@ -190,7 +194,8 @@ export function writeProxyHooks(app: FastifyInstance, ctx: WriteProxyContext): v
       const count = Number(header(req, IMPORT_HEADER));
       const imported = header(req, IMPORT_HEADER) !== undefined;
       const indexName = (req.params as { indexUid?: string } | undefined)?.indexUid ?? null;
-      const network: TaskNetwork = imported ? { importFrom: { remoteName: origin.origin.remoteName, indexName, documentCount: Number.isFinite(count) ? count : 0 }, networkChange: origin.origin } : origin;
+      const from = header(req, IMPORT_REMOTE_HEADER);
+      const network: TaskNetwork = imported ? { importFrom: { remoteName: from === undefined ? origin.origin.remoteName : safeDecode(from), indexName, documentCount: Number.isFinite(count) ? count : 0 }, networkChange: origin.origin } : origin;
       if (uid !== null) await ctx.record(uid, network);
       return payload;
     }

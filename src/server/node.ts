@@ -173,8 +173,8 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     engine,
     queue,
     isLeader: () => replicator.isLeader(),
-    async resume(taskUid, error) {
-      await replicator.propose({ kind: 'resume', taskUid, startedAt: Date.now(), error });
+    async resume(taskUid, outcome) {
+      await replicator.propose({ kind: 'resume', taskUid, startedAt: Date.now(), outcome });
     },
     log,
   });

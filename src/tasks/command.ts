@@ -1,5 +1,5 @@
 import type { TaskNetwork, TaskSpec } from './task.js';
-import type { ErrorBody } from '../errors/api-error.js';
+import type { MoveOutcome } from '../engine/apply/types.js';
 
 /** What goes into the replicated log. Applying the same commands in order gives the same state. */
 export type Command =
@@ -15,9 +15,9 @@ export type Command =
   | { kind: 'taskNetwork'; taskUid: number; network: TaskNetwork }
   /**
    * A batch that ends a task its first batch left processing, once the work outside the log
-   * between them is done (documents moved to other instances), or gave up with `error`.
+   * between them is done (documents moved to other instances), or gave up.
    */
-  | { kind: 'resume'; taskUid: number; startedAt: number; error: ErrorBody | null }
+  | { kind: 'resume'; taskUid: number; startedAt: number; outcome: MoveOutcome }
   | { kind: 'noop' };
 
 /** Header JSON, then the raw payload bytes: documents are not re-encoded on their way through the log. */

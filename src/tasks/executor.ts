@@ -197,7 +197,8 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     for (const t of staged.values()) if (!deleted.has(t.uid)) q.writeTask(wb, t);
     const record: BatchRecord = {
       uid: pb.uid,
-      taskUids: pb.taskUids,
+      // A batch that found its task already ended holds nothing.
+      taskUids: pb.resume ? live.map((t) => t.uid) : pb.taskUids,
       startedAt: pb.startedAt,
       finishedAt,
       reason: pb.reason,
@@ -217,6 +218,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
       const l = q.tasks.get(t.uid);
       if (!l) continue;
       Object.assign(l, t);
+      if (!('continuation' in t)) delete l.continuation;
       if (t.status === 'canceled') q.unbatched.delete(t.uid);
     }
     for (const u of deleted) q.tasks.delete(u);
@@ -351,7 +353,7 @@ export class Executor extends EventEmitter<ExecutorEvents> {
         if (!isFinished(t.status) || gone.has(u)) continue;
         gone.add(u);
         wb.del(PAYLOADS.key(u));
-        wb.del(q.taskKey(u));
+        q.deleteTask(wb, u);
         n++;
       }
       d.details = { ...d.details, matchedTasks: matched.length, deletedTasks: n };

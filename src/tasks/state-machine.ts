@@ -120,7 +120,7 @@ export class TaskStateMachine {
       // the same task, from a new leader, finds nothing left to end), and gives the task its uid.
       const t = q.tasks.get(cmd.taskUid);
       if (t && t.type === 'networkTopologyChange') {
-        const pb: PendingBatch = { uid: q.nextBatchUid++, taskUids: [t.uid], startedAt: cmd.startedAt, reason: 'ends a task left processing by its first batch', index, resume: { error: cmd.error } };
+        const pb: PendingBatch = { uid: q.nextBatchUid++, taskUids: [t.uid], startedAt: cmd.startedAt, reason: 'ends a task left processing by its first batch', index, resume: cmd.outcome };
         q.pending.push(pb);
         wb.put(PENDING.key(pb.uid), JSON.stringify(pb));
         result = { kind: 'batch', batchUid: pb.uid };
@@ -130,7 +130,7 @@ export class TaskStateMachine {
       const t = q.tasks.get(cmd.taskUid);
       if (t) {
         t.network = cmd.network;
-        q.writeTask(wb, t);
+        q.writeTaskNetwork(wb, t.uid, cmd.network);
       }
     } else if (cmd.kind === 'config') {
       const handler = this.handlers.get(cmd.name);

@@ -1,11 +1,17 @@
 import { KeySpace, decodeUint, encodeUint } from '../store/keys.js';
 import type { KvReader, WriteBatch } from '../store/kv.js';
 import type { BatchRecord } from './batch.js';
-import type { TaskRecord } from './task.js';
-import type { ErrorBody } from '../errors/api-error.js';
+import type { TaskNetwork, TaskRecord } from './task.js';
+import type { MoveOutcome } from '../engine/apply/types.js';
 
 export const TASKS = new KeySpace('tk');
 export const PAYLOADS = new KeySpace('tp');
+/**
+ * A task's `network`, kept apart from its record: the state machine notes it while the
+ * executor may be writing the record of the same task from its own copy, and neither write
+ * may undo the other.
+ */
+export const TASK_NETWORKS = new KeySpace('tn');
 export const BATCHES = new KeySpace('bt');
 /** Batches decided by the log but not yet processed on this node. */
 export const PENDING = new KeySpace('pb');
@@ -24,7 +30,7 @@ export interface PendingBatch {
   /** Log index of the decision (absent on batches decided before it was recorded). */
   index?: number;
   /** The batch ends a task an earlier batch left processing (see `Command` `resume`). */
-  resume?: { error: ErrorBody | null };
+  resume?: MoveOutcome;
 }
 
 /**
@@ -65,6 +71,10 @@ export class TaskQueue {
       const t = JSON.parse(value.toString()) as TaskRecord;
       this.tasks.set(t.uid, t);
     }
+    for await (const { key, value } of reader.scan({ prefix: TASK_NETWORKS.prefix })) {
+      const t = this.tasks.get(decodeUint(TASK_NETWORKS.strip(key)));
+      if (t) t.network = JSON.parse(value.toString()) as TaskNetwork;
+    }
     this.decidedFinish.clear();
     this.undecided.clear();
     for await (const { value } of reader.scan({ prefix: BATCHES.prefix })) {
@@ -99,6 +109,16 @@ export class TaskQueue {
 
   writeTask(wb: WriteBatch, t: TaskRecord): void {
     wb.put(TASKS.key(t.uid), JSON.stringify(t));
+  }
+
+  writeTaskNetwork(wb: WriteBatch, uid: number, network: TaskNetwork): void {
+    wb.put(TASK_NETWORKS.key(uid), JSON.stringify(network));
+  }
+
+  /** Every key of a deleted task (its payload is the caller's). */
+  deleteTask(wb: WriteBatch, uid: number): void {
+    wb.del(TASKS.key(uid));
+    wb.del(TASK_NETWORKS.key(uid));
   }
 
   writeBatch(wb: WriteBatch, b: BatchRecord): void {

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { nextBatch } from '../../src/tasks/autobatcher.js';
 import { decodeCommand, encodeCommand, type Command } from '../../src/tasks/command.js';
 import { TaskQueue } from '../../src/tasks/task-queue.js';
+import { shardOf } from '../../src/engine/network/shards.js';
 import { stringifyJson } from '../../src/util/exact-json.js';
 import type { TaskSpec } from '../../src/tasks/task.js';
 import { deletionCommand, TaskNode } from '../helpers/task-node.js';
@@ -213,6 +214,60 @@ describe('cancelations and deletions on nodes at different points of their work'
       }
       expect(shown[0]).toBe('[{"id":18446744073709551615,"n":-9223372036854775808},{"id":9007199254740993},{"id":9007199254740992,"n":12345678901234567890}]');
       expect(shown[1]).toBe(shown[0]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('ends a network topology change in a second batch, once, on a node that applied the whole log before running it', async () => {
+    const other = await TaskNode.open('trine-log-order-');
+    try {
+      const remotes = { a: { url: 'http://127.0.0.1:1', searchApiKey: null, writeApiKey: null }, b: { url: 'http://127.0.0.1:2', searchApiKey: null, writeApiKey: null } };
+      const network = { self: 'a', leader: 'a', remotes, shards: { s1: { remotes: ['a'] }, s2: { remotes: ['b'] } }, version: '01900000-0000-7000-8000-000000000001' };
+      const change: Command = {
+        kind: 'enqueue',
+        enqueuedAt: 5,
+        spec: { type: 'networkTopologyChange', indexUid: null, details: { movedDocuments: 0, message: 'Waiting' }, params: { op: 'network', network } },
+      };
+      const docs = Array.from({ length: 40 }, (_, i) => ({ id: i }));
+      const log: Command[] = [
+        addDocs('movies', docs),
+        { kind: 'batch', startedAt: 1, taskUids: [0], reason: 'test' },
+        change,
+        { kind: 'batch', startedAt: 2, taskUids: [1], reason: 'test' },
+        { kind: 'resume', taskUid: 1, startedAt: 3, outcome: { sent: true, error: null } },
+        // A second leader that did not see the first end it sends its own: it ends nothing.
+        { kind: 'resume', taskUid: 1, startedAt: 4, outcome: { sent: false, error: { message: 'late', code: 'remote_timeout', type: 'system', link: '' } } },
+      ];
+      // This node runs each batch as it is decided; the other applies the whole log first.
+      await apply(log[0]!);
+      await apply(log[1]!);
+      await node.run();
+      await apply(log[2]!);
+      await apply(log[3]!);
+      await node.run();
+      expect(node.queue.get(1)).toMatchObject({ status: 'processing', details: { movedDocuments: 0 } });
+      expect(node.queue.get(1)!.continuation).toBeDefined();
+      expect(node.engine.getIndex('movies').meta.docCount).toBe(40);
+      await apply(log[4]!);
+      await apply(log[5]!);
+      await node.run();
+      for (const cmd of log) await other.apply(decodeCommand(encodeCommand(cmd)));
+      await other.run();
+      const kept = docs.filter((d) => shardOf(['s1', 's2'], String(d.id)) === 's1').length;
+      for (const n of [node, other]) {
+        const t = n.queue.get(1)!;
+        expect(t).toMatchObject({ status: 'succeeded', error: null, batchUid: 2, details: { movedDocuments: 40 - kept, message: 'Finished' } });
+        expect(t.continuation).toBeUndefined();
+        expect(n.engine.getIndex('movies').meta.docCount).toBe(kept);
+        expect(n.queue.batches.get(2)!.taskUids).toEqual([1]);
+        expect(n.queue.batches.get(3)!.taskUids).toEqual([]);
+      }
+      // What each wrote reads back the same after a restart.
+      const reloaded = new TaskQueue();
+      await reloaded.load(other.store);
+      expect(reloaded.get(1)).toMatchObject({ status: 'succeeded', batchUid: 2 });
+      expect(reloaded.unbatched.size).toBe(0);
     } finally {
       await other.close();
     }

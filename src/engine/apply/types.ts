@@ -28,6 +28,16 @@ export type IndexOperation =
   /** Puts a network in effect (decided, with its version, when the change was requested). */
   | { op: 'network'; network: Network };
 
+/**
+ * How the part of a network topology change outside the log ended: `sent` when the new owners
+ * of every document this instance gives away hold them, `error` when anything failed (this
+ * instance's own sending, or the change on another remote).
+ */
+export interface MoveOutcome {
+  sent: boolean;
+  error: ErrorBody | null;
+}
+
 /** An operation in a batch, with the task it comes from. */
 export interface BatchTask {
   uid: number;
@@ -40,7 +50,7 @@ export interface BatchTask {
   /** What the task's earlier batch left for the next (a task processed in two batches, see TaskOutcome). */
   continuation?: unknown;
   /** Set when this batch finishes a task an earlier batch left processing: how the work between them ended. */
-  resume?: { error: ErrorBody | null };
+  resume?: MoveOutcome;
 }
 
 /**

@@ -58,8 +58,10 @@ export async function processNetworkTask(
   const next = t.params.network;
   const targets = moveTargets(previous, next);
   const owned = ownedDocuments(next);
-  let moves = false;
-  if (targets !== null || owned !== null) {
+  // The leader of the network ends its change only once every remote has ended its own (the
+  // mover waits for their tasks), so that its task's end means the whole network has moved.
+  let moves = next.self !== null && next.leader === next.self && [...Object.keys(previous.remotes), ...Object.keys(next.remotes)].some((r) => r !== next.self);
+  if (!moves && (targets !== null || owned !== null)) {
     search: for (const h of engine.indexes.values()) {
       for (const id of h.ext.keys()) {
         if ((owned !== null && !owned(id)) || (targets !== null && targets(id).length > 0)) {
@@ -80,14 +82,14 @@ export async function processNetworkTask(
 }
 
 /**
- * The second batch: the documents were sent (or the mover gave up, and then nothing is deleted,
- * so nothing is lost). Deletes what the network in effect does not give this instance.
+ * The second batch: deletes what the network in effect does not give this instance, once its
+ * new owners hold it. When the sending failed, nothing is deleted, so nothing is lost.
  */
 async function endMove(engine: Engine, t: BatchTask, deleteIds: (indexUid: string, ids: string[]) => Promise<ProcessedBatch>): Promise<ProcessedBatch> {
-  const refused = t.resume!.error;
-  if (refused !== null) {
-    const error = { ...refused, message: `The new network is in effect, but the documents it gives to other remotes could not be sent to them, so they stay on this instance: ${refused.message}` };
-    return { outcomes: new Map([[t.uid, { status: 'failed', details: { movedDocuments: 0, message: FINISHED }, error }]]), write() {}, publish() {} };
+  const { sent, error } = t.resume!;
+  if (!sent) {
+    const failed = { ...error!, message: `The new network is in effect, but the documents it gives to other remotes could not be sent to them, so they stay on this instance: ${error!.message}` };
+    return { outcomes: new Map([[t.uid, { status: 'failed', details: { movedDocuments: 0, message: FINISHED }, error: failed }]]), write() {}, publish() {} };
   }
   const owned = ownedDocuments(engine.network.get());
   const parts: ProcessedBatch[] = [];
@@ -104,8 +106,13 @@ async function endMove(engine: Engine, t: BatchTask, deleteIds: (indexUid: strin
       parts.push(part);
     }
   }
+  // This instance's part is done; the error, if any, is another remote's (its own change failed).
+  const outcome: TaskOutcome =
+    error === null
+      ? { status: 'succeeded', details: { movedDocuments: moved, message: FINISHED }, error: null }
+      : { status: 'failed', details: { movedDocuments: moved, message: FINISHED }, error: { ...error, message: `The documents of this instance were moved, but the network change did not complete everywhere: ${error.message}` } };
   return {
-    outcomes: new Map([[t.uid, { status: 'succeeded', details: { movedDocuments: moved, message: FINISHED }, error: null }]]),
+    outcomes: new Map([[t.uid, outcome]]),
     async write(wb) {
       for (const p of parts) await p.write(wb);
     },

@@ -6,7 +6,9 @@ import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
 import { enqueueTask } from './params.js';
-import { forwardNetwork, originOf, ORIGIN_REMOTE_HEADER } from '../../network/write-proxy.js';
+import { forwardNetwork, originOf, ORIGIN_NETWORK_VERSION_HEADER, ORIGIN_REMOTE_HEADER } from '../../network/write-proxy.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const key = s.string().nullable();
 const names = s.array(s.string()).nullable();
@@ -106,12 +108,15 @@ export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
         }
       }
       const { previousRemotes: _r, previousShards: _s, ...patch } = body as NetworkPatch & { previousRemotes?: unknown; previousShards?: unknown };
-      // Decided here, once, and carried in the log entry.
-      const version = uuidv7();
       const before = ctx.engine.network.get();
       const origin = req.headers[ORIGIN_REMOTE_HEADER];
       const sender = typeof origin === 'string' ? decodeURIComponent(origin) : null;
-      const merged = mergeNetwork(before, patch, version, sender !== null && sender === (patch.leader === undefined ? before.leader : patch.leader));
+      const fromLeader = sender !== null && sender === (patch.leader === undefined ? before.leader : patch.leader);
+      // Decided here, once, and carried in the log entry. A change the leader sent on keeps the
+      // leader's version, so that every remote names it alike (moved documents are checked by it).
+      const sent = req.headers[ORIGIN_NETWORK_VERSION_HEADER];
+      const version = fromLeader && typeof sent === 'string' && UUID.test(sent) ? sent.toLowerCase() : uuidv7();
+      const merged = mergeNetwork(before, patch, version, fromLeader);
       if (merged.leader === null) {
         const op: NetworkOp = { op: 'patch', patch, version };
         return ctx.configure(NetworkStore.COMMAND, op);
