@@ -100,8 +100,15 @@ describe('POST /indexes/{uid}/documents/edit', () => {
     expect(await bad({ function: 'switch doc.x { }' })).toMatchObject({ code: 'bad_request', message: '`switch` expressions are not supported in document edition functions (line 1, position 1)' });
     expect(await bad({ function: 'doc.x = 1;', context: [1] })).toMatchObject({ code: 'invalid_document_edition_context', message: 'The context must be an object' });
     expect(await bad({ function: 'doc.x = 1;', filter: '  ' })).toMatchObject({ code: 'invalid_document_filter', message: 'Sending an empty filter is forbidden.' });
-    expect(await bad({ function: 'doc.x = 1;', filter: 'title = x' })).toMatchObject({ code: 'invalid_document_filter' });
+    expect(await bad({ function: 'doc.x = 1;', filter: 'title = (' })).toMatchObject({ status: 400, code: 'invalid_document_filter' });
     expect(await bad({ function: 'doc.x = 1;', other: 1 })).toMatchObject({ code: 'bad_request', message: 'Unknown field `other`: expected one of `function`, `filter`, `context`' });
+  });
+
+  it('fails the task, as the reference does, for a filter on an attribute the index does not filter by', async () => {
+    const task = await index.updateDocumentsByFunction({ function: 'doc.x = 1;', filter: 'title = x' }).waitTask();
+    expect(task).toMatchObject({ status: 'failed', error: { code: 'invalid_document_filter', type: 'invalid_request' }, details: { editedDocuments: 0 } });
+    expect(task.error!.message).toMatch(/Attribute `title` is not filterable/);
+    expect(await docs()).toEqual(MOVIES);
   });
 
   it('refuses a function too slow for the clock limit when the request arrives', async () => {

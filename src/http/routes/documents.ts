@@ -340,8 +340,10 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       const context = c as Record<string, unknown> | null;
       // The clock limit, on a sample of what the function will meet (see `previewEdition`).
       const h = ctx.engine.indexes.get(uid);
-      if (h) {
-        const matched = filterDocids(h, f, { code: 'invalid_document_filter', ...engineFilterOptions(ctx.engine, filterFeatures()) });
+      // A filter on attributes the index does not filter by fails the task, as the reference
+      // checks it only when the task runs; there is then nothing to preview.
+      const matched = h ? filterOrNone(() => filterDocids(h, f, { code: 'invalid_document_filter', ...engineFilterOptions(ctx.engine, filterFeatures()) })) : undefined;
+      if (h && matched !== undefined) {
         const ids = matched !== null ? [...matched.subarray(0, PREVIEW_DOCUMENTS)] : [...h.ext.values()].slice(0, PREVIEW_DOCUMENTS);
         const sample = (await ctx.engine.readDocs(ctx.engine.store, h, ids)).filter((d): d is Doc => d !== null);
         previewEdition(script, sample, context ? fromJson(context) : undefined, h.meta.primaryKey);
@@ -379,4 +381,14 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       return enqueueTask(ctx, { type: 'documentDeletion', indexUid: uid, details: { deletedDocuments: null }, params: { op: 'clear' } }, query);
     },
   });
+}
+
+/** The documents a filter keeps, or undefined when the index refuses the filter (the task will fail with that error). */
+function filterOrNone<T>(run: () => T): T | undefined {
+  try {
+    return run();
+  } catch (e) {
+    if (e instanceof ApiError && e.code === 'invalid_document_filter') return undefined;
+    throw e;
+  }
 }
