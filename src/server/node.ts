@@ -27,7 +27,7 @@ import { Backups, scheduleSnapshots } from '../backup/runner.js';
 import { importAtStart, startupLogger } from '../backup/startup-import.js';
 import { WebhookStore, type Webhook } from '../webhooks/webhook-store.js';
 import { WebhookDelivery } from '../webhooks/delivery.js';
-import { DocumentMover } from '../network/document-mover.js';
+import { TaskContinuations } from '../network/task-continuations.js';
 import { ChatWorkspaces } from '../chat/workspaces.js';
 import { NetworkStore } from '../engine/network/network.js';
 import { batchTaskViews } from '../tasks/batch.js';
@@ -114,7 +114,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   };
 
   let scheduler: Scheduler | null = null;
-  let mover: DocumentMover | null = null;
+  let continuations: TaskContinuations | null = null;
   const onApplied = (r: ApplyResult) => {
     if (r.kind === 'task') countEnqueued(metrics, r.task);
     scheduler?.poke();
@@ -124,10 +124,10 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     store,
     sm,
     onApplied,
-    // A new leader decides the batches its predecessor left undecided, and ends the network change it left.
+    // A new leader decides the batches its predecessor left undecided, and ends the tasks it left processing.
     onRoleChange: () => {
       scheduler?.poke();
-      mover?.roleChanged();
+      continuations?.roleChanged();
     },
     onProcessingReport: () => scheduler?.poke(),
     async beforeInstall() {
@@ -169,7 +169,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     retryDelaysMs: deps.webhookRetryDelaysMs ?? [1_000, 5_000],
     log,
   });
-  mover = new DocumentMover({
+  continuations = new TaskContinuations({
     engine,
     queue,
     isLeader: () => replicator.isLeader(),
@@ -179,7 +179,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     log,
   });
   executor.on('batch', (b) => {
-    mover?.batchProcessed(b);
+    continuations?.batchProcessed(b);
     log.debug({ batchUid: b.uid, taskUids: b.taskUids, durationMs: (b.finishedAt ?? b.startedAt) - b.startedAt }, 'batch processed');
     replicator.batchProcessed();
     notify();
@@ -290,7 +290,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
       closing = true;
       stopSnapshots();
       delivery.close();
-      mover?.close();
+      continuations?.close();
       // A leader hands over first, so that a planned stop (rolling restart) barely pauses writes.
       await replicator.prepareShutdown();
       await app!.close();

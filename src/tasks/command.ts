@@ -1,5 +1,5 @@
 import type { TaskNetwork, TaskSpec } from './task.js';
-import type { MoveOutcome } from '../engine/apply/types.js';
+import type { ResumeOutcome } from '../engine/apply/types.js';
 
 /** What goes into the replicated log. Applying the same commands in order gives the same state. */
 export type Command =
@@ -17,7 +17,7 @@ export type Command =
    * A batch that ends a task its first batch left processing, once the work outside the log
    * between them is done (documents moved to other instances), or gave up.
    */
-  | { kind: 'resume'; taskUid: number; startedAt: number; outcome: MoveOutcome }
+  | { kind: 'resume'; taskUid: number; startedAt: number; outcome: ResumeOutcome }
   | { kind: 'noop' };
 
 /** Header JSON, then the raw payload bytes: documents are not re-encoded on their way through the log. */

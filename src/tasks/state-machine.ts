@@ -119,7 +119,7 @@ export class TaskStateMachine {
       // processed yet: the executor decides that when it reaches this batch (a second resume of
       // the same task, from a new leader, finds nothing left to end), and gives the task its uid.
       const t = q.tasks.get(cmd.taskUid);
-      if (t && t.type === 'networkTopologyChange') {
+      if (t && (t.type === 'networkTopologyChange' || t.type === 'export')) {
         const pb: PendingBatch = { uid: q.nextBatchUid++, taskUids: [t.uid], startedAt: cmd.startedAt, reason: 'ends a task left processing by its first batch', index, resume: cmd.outcome };
         q.pending.push(pb);
         wb.put(PENDING.key(pb.uid), JSON.stringify(pb));

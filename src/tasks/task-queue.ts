@@ -2,7 +2,7 @@ import { KeySpace, decodeUint, encodeUint } from '../store/keys.js';
 import type { KvReader, WriteBatch } from '../store/kv.js';
 import type { BatchRecord } from './batch.js';
 import type { TaskNetwork, TaskRecord } from './task.js';
-import type { MoveOutcome } from '../engine/apply/types.js';
+import type { ResumeOutcome } from '../engine/apply/types.js';
 
 export const TASKS = new KeySpace('tk');
 export const PAYLOADS = new KeySpace('tp');
@@ -30,7 +30,7 @@ export interface PendingBatch {
   /** Log index of the decision (absent on batches decided before it was recorded). */
   index?: number;
   /** The batch ends a task an earlier batch left processing (see `Command` `resume`). */
-  resume?: MoveOutcome;
+  resume?: ResumeOutcome;
 }
 
 /**

@@ -132,7 +132,7 @@ describe('a network topology change', () => {
     const { task } = await change({ remotes: { d: { url: closed, writeApiKey: 'x' } }, shards: { s3: { remotes: ['d'] } } });
     expect(task).toMatchObject({ status: 'failed', details: { movedDocuments: 0 } });
     expect(task['error']).toMatchObject({ code: 'remote_could_not_send_request', type: 'system' });
-    expect(task['error']['message']).toMatch(/^The new network is in effect, but the documents it gives to other remotes could not be sent to them, so they stay on this instance: could not send the moved documents to remote `d`/);
+    expect(task['error']['message']).toMatch(/^The new network is in effect, but the documents it gives to other remotes could not be sent to them, so they stay on this instance: could not reach remote `d`: /);
     expect(await held('a')).toEqual(ALL);
     // Taking the remote out again leaves nothing to move.
     const { task: back } = await change({ remotes: { d: null } });

@@ -26,16 +26,20 @@ export type IndexOperation =
   | { op: 'dsrDelete'; uid: string }
   | { op: 'dsrClear' }
   /** Puts a network in effect (decided, with its version, when the change was requested). */
-  | { op: 'network'; network: Network };
+  | { op: 'network'; network: Network }
+  /** Sends indexes to another instance (`POST /export`); the sending happens between the task's two batches. */
+  | { op: 'export'; url: string; apiKey: string | null; payloadSize: number | null; indexes: Record<string, { filter: unknown; overrideSettings: boolean }> };
 
 /**
- * How the part of a network topology change outside the log ended: `sent` when the new owners
- * of every document this instance gives away hold them, `error` when anything failed (this
- * instance's own sending, or the change on another remote).
+ * How the work a task does outside the log between its two batches ended (see TaskOutcome).
+ * For a network topology change, `sent` when the new owners of every document this instance
+ * gives away hold them, `error` when anything failed (this instance's own sending, or the
+ * change on another remote). For an export, `details` are the task's final details.
  */
-export interface MoveOutcome {
+export interface ResumeOutcome {
   sent: boolean;
   error: ErrorBody | null;
+  details?: Record<string, unknown>;
 }
 
 /** An operation in a batch, with the task it comes from. */
@@ -50,7 +54,7 @@ export interface BatchTask {
   /** What the task's earlier batch left for the next (a task processed in two batches, see TaskOutcome). */
   continuation?: unknown;
   /** Set when this batch finishes a task an earlier batch left processing: how the work between them ended. */
-  resume?: MoveOutcome;
+  resume?: ResumeOutcome;
 }
 
 /**

@@ -2,7 +2,7 @@ import { ApiError, type ErrorCode } from '../../errors/api-error.js';
 import type { ParseKind } from './lexer.js';
 
 /** The three codes a filter error can carry, depending on the route that received the filter. */
-export type FilterErrorCode = Extract<ErrorCode, 'invalid_search_filter' | 'invalid_document_filter' | 'invalid_similar_filter'>;
+export type FilterErrorCode = Extract<ErrorCode, 'invalid_search_filter' | 'invalid_document_filter' | 'invalid_similar_filter' | 'invalid_export_index_filter'>;
 
 /** A half-open range of UTF-16 indices into the filter text. */
 export interface Span {

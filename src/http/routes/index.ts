@@ -23,6 +23,7 @@ import { logRoutes } from './logs.js';
 import { searchRuleRoutes } from './search-rules.js';
 import { chatRoutes } from './chats.js';
 import { networkRoutes } from './network.js';
+import { exportRoutes } from './export.js';
 
 /** Every route of the API, on `app` (which records their descriptions for the OpenAPI document). */
 export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Promise<void> {
@@ -47,6 +48,7 @@ export async function registerRoutes(app: FastifyInstance, ctx: AppContext): Pro
   searchRuleRoutes(app, ctx);
   chatRoutes(app, ctx);
   networkRoutes(app, ctx);
+  exportRoutes(app, ctx);
   // Builds its document on first request, from every route registered by then.
   openapiRoutes(app, ctx);
   facetSearchRoutes(app, ctx);
