@@ -35,6 +35,8 @@ export interface WorkerContext {
   pause(ms: number): Promise<void>;
 }
 
+const RECHECK_MS = 5_000;
+
 const WORKERS: Record<string, (ctx: WorkerContext, t: TaskRecord) => Promise<ResumeOutcome>> = {
   networkTopologyChange: moveDocuments,
   export: exportIndexes,
@@ -45,7 +47,12 @@ export class TaskContinuations {
   private closed = false;
   private readonly ctx: WorkerContext;
 
+  /** Looks again now and then: a task whose end could not be proposed (a failed proposal) is tried again. */
+  private readonly timer: NodeJS.Timeout;
+
   constructor(private readonly o: ContinuationOptions) {
+    this.timer = setInterval(() => this.roleChanged(), RECHECK_MS);
+    this.timer.unref();
     const leading = () => !this.closed && o.isLeader();
     this.ctx = {
       engine: o.engine,
@@ -61,6 +68,7 @@ export class TaskContinuations {
 
   close(): void {
     this.closed = true;
+    clearInterval(this.timer);
   }
 
   /** A batch was processed: it may have left a task processing. */
@@ -73,7 +81,7 @@ export class TaskContinuations {
 
   /** This node may lead now: a task left processing under an earlier leader is this one's to end. */
   roleChanged(): void {
-    if (!this.o.isLeader() || this.running !== null) return;
+    if (this.closed || !this.o.isLeader() || this.running !== null) return;
     for (const t of this.o.queue.tasks.values()) if (this.waiting(t)) return this.start(t);
   }
 
