@@ -209,7 +209,7 @@ describe('a move under way when the leader stops', () => {
     // The first import is held: the task stays processing, the network is in effect.
     for (let i = 0; i < 200 && held_ === null; i++) await new Promise((res) => setTimeout(res, 25));
     expect(held_).not.toBeNull();
-    expect((await x.client.tasks.getTask(taskUid)).status).toBe('processing');
+    expect(await x.client.tasks.getTask(taskUid)).toMatchObject({ status: 'processing', details: { movedDocuments: 0, message: 'Exporting documents' } });
     expect((await x.client.getNetwork()).shards).toHaveProperty('s2');
 
     const dir = x.dir;

@@ -42,8 +42,9 @@ export function moveTargets(previous: Network, next: Network): ((id: string) => 
   };
 }
 
+// The reference's words for the task's states.
 const FINISHED = 'Finished';
-export const EXPORTING = 'Exporting documents to the remotes that now own them';
+const EXPORTING = 'Exporting documents';
 
 /** `deleteIds` deletes documents of one index by id, as a deletion task of the batch would. */
 export async function processNetworkTask(
