@@ -69,9 +69,10 @@ export function jsonShape(text: string, max = MAX_JSON_DEPTH, perLine = false): 
   return { tooDeep: null, longNumbers };
 }
 
+/** The bracket's line, and its column in bytes as the reference's parser counts them (`é` is two). */
 function positionOf(text: string, index: number): DepthExceeded {
   const { line, lineStart } = lineAt(text, index);
-  return { line, column: index - lineStart + 1 };
+  return { line, column: Buffer.byteLength(text.slice(lineStart, index)) + 1 };
 }
 
 /** The 1-based line holding `text[index]` (or the end, when `index` is the length) and where that line starts. */

@@ -23,5 +23,8 @@ describe('jsonShape', () => {
     expect(jsonShape(deep, 4).tooDeep).toEqual({ line: 1, column: 5 });
     expect(jsonDepthExceeded(deep, 4)).toEqual({ line: 1, column: 5 });
     expect(jsonShape(deep, 5).tooDeep).toBeNull();
+    // Columns count bytes, as the reference's parser does: `é` takes two, `😀` four.
+    expect(jsonDepthExceeded('{"é😀": ' + deep + '}', 4)).toEqual({ line: 1, column: 15 });
+    expect(jsonDepthExceeded('[1,\n "é", ' + deep + ']', 4)).toEqual({ line: 2, column: 11 });
   });
 });
