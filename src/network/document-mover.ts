@@ -14,7 +14,7 @@ import type { IndexSettings } from '../engine/settings/settings.js';
 import type { ResumeOutcome } from '../engine/apply/types.js';
 import { sentDocument } from './sent-document.js';
 import type { TaskRecord } from '../tasks/task.js';
-import { IMPORT_HEADER, IMPORT_REMOTE_HEADER, ORIGIN_NETWORK_VERSION_HEADER, ORIGIN_REMOTE_HEADER, ORIGIN_TASK_UID_HEADER } from './write-proxy.js';
+import { IMPORT_DOCS_HEADER, IMPORT_INDEX_HEADER, IMPORT_REMOTE_HEADER, ORIGIN_NETWORK_VERSION_HEADER, ORIGIN_REMOTE_HEADER, ORIGIN_TASK_UID_HEADER } from './write-proxy.js';
 import { RemoteFailure, type RemoteTarget } from './remote-writer.js';
 import type { WorkerContext } from './task-continuations.js';
 
@@ -61,13 +61,14 @@ async function send(ctx: WorkerContext, t: TaskRecord, allSent: () => void): Pro
   const noted = ctx.queue.tasks.get(t.uid)?.network;
   const origin: Origin = noted && 'origin' in noted ? noted.origin : { remoteName: self ?? '', taskUid: t.uid };
   const deadline = Date.now() + ctx.giveUpMs;
-  const headers = (count: number, contentType: string): Record<string, string> => ({
+  const headers = (index: string, count: number, contentType: string): Record<string, string> => ({
     'content-type': contentType,
     [ORIGIN_REMOTE_HEADER]: encodeURIComponent(origin.remoteName),
     [ORIGIN_TASK_UID_HEADER]: String(origin.taskUid),
     [ORIGIN_NETWORK_VERSION_HEADER]: network.version,
-    [IMPORT_HEADER]: String(count),
-    ...(self !== null ? { [IMPORT_REMOTE_HEADER]: encodeURIComponent(self) } : {}),
+    [IMPORT_REMOTE_HEADER]: encodeURIComponent(self ?? ''),
+    [IMPORT_INDEX_HEADER]: encodeURIComponent(index),
+    [IMPORT_DOCS_HEADER]: String(count),
   });
   const imports: { remote: RemoteTarget; taskUid: number }[] = [];
   if (targets !== null && self !== null) {
@@ -83,11 +84,11 @@ async function send(ctx: WorkerContext, t: TaskRecord, allSent: () => void): Pro
         const remote = target(network, previous, name);
         if (!ready.has(name)) {
           ready.add(name);
-          const created = await ensureIndex(ctx, remote, h.uid, h.meta.settings, headers(0, 'application/json'), deadline);
+          const created = await ensureIndex(ctx, remote, h.uid, h.meta.settings, headers(h.uid, 0, 'application/json'), deadline);
           if (created !== null) imports.push({ remote, taskUid: created });
         }
         const path = `/indexes/${encodeURIComponent(h.uid)}/documents?primaryKey=${encodeURIComponent(pk)}`;
-        const uid = await writer.write(remote, 'POST', path, c.lines.join('\n'), headers(c.lines.length, 'application/x-ndjson'), { deadline, waitWhile412: true });
+        const uid = await writer.write(remote, 'POST', path, c.lines.join('\n'), headers(h.uid, c.lines.length, 'application/x-ndjson'), { deadline, waitWhile412: true });
         imports.push({ remote, taskUid: uid });
       };
       for await (const [, doc] of engine.allDocuments(h)) {

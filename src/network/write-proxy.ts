@@ -18,13 +18,14 @@ export const ORIGIN_TASK_UID_HEADER = 'meili-proxy-origin-taskuid';
 /** The version of the leader's network when it sent the write (the reference also reads it `X-`prefixed). */
 export const ORIGIN_NETWORK_VERSION_HEADER = 'meili-proxy-origin-network-version';
 /**
- * Marks documents (or the settings of their index) that another remote sends because a network
- * topology change gave them to this one; the value is the number of documents. The origin
- * headers name the change, and its network version must be the one in effect here.
+ * Documents (or the settings of their index) that another remote sends because a network
+ * topology change gave them to this one carry the reference's import headers (also read
+ * `X-`prefixed): the sending remote, the index and the number of documents. The origin headers
+ * name the change, and its network version must be the one in effect here.
  */
-export const IMPORT_HEADER = 'meili-proxy-network-import';
-/** The remote that sends such documents (the origin headers name the change, made on the leader). */
-export const IMPORT_REMOTE_HEADER = 'meili-proxy-network-import-remote';
+export const IMPORT_REMOTE_HEADER = 'meili-proxy-import-remote';
+export const IMPORT_INDEX_HEADER = 'meili-proxy-import-index';
+export const IMPORT_DOCS_HEADER = 'meili-proxy-import-docs';
 
 /** How long a remote may take to accept a write, per attempt; attempts after the first. */
 const WRITE_TIMEOUT_MS = 30_000;
@@ -141,6 +142,11 @@ export function originOf(req: FastifyRequest, network: Network): Extract<TaskNet
   return { origin: { remoteName: safeDecode(name), taskUid: uid, networkVersion: version } };
 }
 
+/** A header of the reference's protocol, as sent, or with the `X-` prefix it also reads. */
+function either(req: FastifyRequest, name: string): string | undefined {
+  return header(req, name) ?? header(req, `x-${name}`);
+}
+
 function safeDecode(name: string): string {
   try {
     return decodeURIComponent(name);
@@ -163,11 +169,11 @@ export function writeProxyHooks(app: FastifyInstance, ctx: WriteProxyContext): v
   app.addHook('preHandler', async (req) => {
     if (!isIndexWrite(req) || !ctx.enabled()) return;
     const network = ctx.network();
-    if (header(req, IMPORT_HEADER) !== undefined) {
+    if (either(req, IMPORT_REMOTE_HEADER) !== undefined) {
       // Documents of a topology change: kept by the network they were sent under, so that
       // network must be the one this instance applies writes with.
       const origin = originOf(req, network);
-      if (origin === null || !('origin' in origin)) throw new ApiError('bad_request', `\`${IMPORT_HEADER}\` needs the \`${ORIGIN_REMOTE_HEADER}\` and \`${ORIGIN_TASK_UID_HEADER}\` headers.`);
+      if (origin === null || !('origin' in origin)) throw new ApiError('bad_request', `\`${IMPORT_REMOTE_HEADER}\` needs the \`${ORIGIN_REMOTE_HEADER}\` and \`${ORIGIN_TASK_UID_HEADER}\` headers.`);
       const version = origin.origin.networkVersion;
       if (version !== network.version) {
         throw new ApiError(
@@ -191,11 +197,12 @@ export function writeProxyHooks(app: FastifyInstance, ctx: WriteProxyContext): v
       // Sent by the leader: the task keeps the leader's task it came from; moved documents
       // keep which remote sent them, for which change.
       const uid = taskUidOf(payload);
-      const count = Number(header(req, IMPORT_HEADER));
-      const imported = header(req, IMPORT_HEADER) !== undefined;
-      const indexName = (req.params as { indexUid?: string } | undefined)?.indexUid ?? null;
-      const from = header(req, IMPORT_REMOTE_HEADER);
-      const network: TaskNetwork = imported ? { importFrom: { remoteName: from === undefined ? origin.origin.remoteName : safeDecode(from), indexName, documentCount: Number.isFinite(count) ? count : 0 }, networkChange: origin.origin } : origin;
+      const from = either(req, IMPORT_REMOTE_HEADER);
+      const count = Number(either(req, IMPORT_DOCS_HEADER) ?? 0);
+      const index = either(req, IMPORT_INDEX_HEADER);
+      const indexName = index !== undefined ? safeDecode(index) : ((req.params as { indexUid?: string } | undefined)?.indexUid ?? null);
+      const network: TaskNetwork =
+        from !== undefined ? { importFrom: { remoteName: safeDecode(from), indexName, documentCount: Number.isSafeInteger(count) && count >= 0 ? count : 0 }, networkChange: origin.origin } : origin;
       if (uid !== null) await ctx.record(uid, network);
       return payload;
     }

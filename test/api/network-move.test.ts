@@ -3,7 +3,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo } from 'node:net';
 import { freePort, startTestNode, type TestNode } from '../helpers/node.js';
 import { shardOf } from '../../src/engine/network/shards.js';
-import { IMPORT_HEADER, ORIGIN_NETWORK_VERSION_HEADER, ORIGIN_REMOTE_HEADER, ORIGIN_TASK_UID_HEADER } from '../../src/network/write-proxy.js';
+import { IMPORT_DOCS_HEADER, IMPORT_REMOTE_HEADER, ORIGIN_NETWORK_VERSION_HEADER, ORIGIN_REMOTE_HEADER, ORIGIN_TASK_UID_HEADER } from '../../src/network/write-proxy.js';
 
 // A sharded network whose shards change: each change moves the documents a shard gives to
 // another remote there (they are sent by the instance that holds them, then deleted from it),
@@ -142,7 +142,8 @@ describe('a network topology change', () => {
 
   it('refuses documents sent for a network version this instance has not applied', async () => {
     const r = await raw('c', 'POST', '/indexes/movies/documents', [{ id: 1 }], {
-      [IMPORT_HEADER]: '1',
+      [IMPORT_REMOTE_HEADER]: 'b',
+      [IMPORT_DOCS_HEADER]: '1',
       [ORIGIN_REMOTE_HEADER]: 'a',
       [ORIGIN_TASK_UID_HEADER]: '1',
       [ORIGIN_NETWORK_VERSION_HEADER]: '01900000-0000-7000-8000-000000000000',
@@ -150,7 +151,7 @@ describe('a network topology change', () => {
     expect(r.status).toBe(412);
     expect(r.body).toMatchObject({ code: 'network_version_mismatch', type: 'invalid_request' });
     expect(r.body['message']).toMatch(/send them again once this instance has applied that network change/);
-    const bare = await raw('c', 'POST', '/indexes/movies/documents', [{ id: 1 }], { [IMPORT_HEADER]: '1' });
+    const bare = await raw('c', 'POST', '/indexes/movies/documents', [{ id: 1 }], { [`x-${IMPORT_REMOTE_HEADER}`]: 'b' });
     expect(bare.status).toBe(400);
   });
 });
