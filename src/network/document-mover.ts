@@ -60,7 +60,6 @@ async function send(ctx: WorkerContext, t: TaskRecord, allSent: () => void): Pro
   // The change as the leader of the network numbered it: what the receivers note their imports came from.
   const noted = ctx.queue.tasks.get(t.uid)?.network;
   const origin: Origin = noted && 'origin' in noted ? noted.origin : { remoteName: self ?? '', taskUid: t.uid };
-  const deadline = Date.now() + ctx.giveUpMs;
   const headers = (index: string, count: number, contentType: string): Record<string, string> => ({
     'content-type': contentType,
     [ORIGIN_REMOTE_HEADER]: encodeURIComponent(origin.remoteName),
@@ -84,11 +83,11 @@ async function send(ctx: WorkerContext, t: TaskRecord, allSent: () => void): Pro
         const remote = target(network, previous, name);
         if (!ready.has(name)) {
           ready.add(name);
-          const created = await ensureIndex(ctx, remote, h.uid, h.meta.settings, headers(h.uid, 0, 'application/json'), deadline);
+          const created = await ensureIndex(ctx, remote, h.uid, h.meta.settings, headers(h.uid, 0, 'application/json'));
           if (created !== null) imports.push({ remote, taskUid: created });
         }
         const path = `/indexes/${encodeURIComponent(h.uid)}/documents?primaryKey=${encodeURIComponent(pk)}`;
-        const uid = await writer.write(remote, 'POST', path, c.lines.join('\n'), headers(h.uid, c.lines.length, 'application/x-ndjson'), { deadline, waitWhile412: true });
+        const uid = await writer.write(remote, 'POST', path, c.lines.join('\n'), headers(h.uid, c.lines.length, 'application/x-ndjson'), { waitWhile412: true });
         imports.push({ remote, taskUid: uid });
       };
       for await (const [, doc] of engine.allDocuments(h)) {
@@ -106,31 +105,32 @@ async function send(ctx: WorkerContext, t: TaskRecord, allSent: () => void): Pro
       for (const name of [...chunks.keys()]) await flush(name);
     }
   }
-  for (const i of imports) await writer.waitForTask(i.remote, i.taskUid, deadline, 'the import of the moved documents');
+  for (const i of imports) await writer.waitForTask(i.remote, i.taskUid, 'the import of the moved documents');
   allSent();
   // The leader of the network ends its change once every remote has ended its own. Which task
   // each remote made of it is recorded through the log once they all answered.
   if (network.leader !== null && network.leader === self) {
     let recorded = ctx.queue.tasks.get(t.uid)?.network;
-    for (let wait = 20; !recorded && Date.now() < deadline; wait = Math.min(wait * 2, 500)) {
+    const until = Date.now() + ctx.shortWaitMs;
+    for (let wait = 20; !recorded && Date.now() < until; wait = Math.min(wait * 2, 500)) {
       await ctx.pause(wait);
       recorded = ctx.queue.tasks.get(t.uid)?.network;
     }
     const remoteTasks = recorded && 'remoteTasks' in recorded ? recorded.remoteTasks : {};
     for (const [name, r] of Object.entries(remoteTasks)) {
       if (!('taskUid' in r) || !(network.remotes[name] ?? previous.remotes[name])) continue;
-      await writer.waitForTask(target(network, previous, name), r.taskUid, deadline, 'its own network topology change');
+      await writer.waitForTask(target(network, previous, name), r.taskUid, 'its own network topology change');
     }
   }
 }
 
 /** A missing index is created on the remote with this index's settings first; the task that does it, or null. */
-async function ensureIndex(ctx: WorkerContext, remote: RemoteTarget, uid: string, settings: IndexSettings, headers: Record<string, string>, deadline: number): Promise<number | null> {
+async function ensureIndex(ctx: WorkerContext, remote: RemoteTarget, uid: string, settings: IndexSettings, headers: Record<string, string>): Promise<number | null> {
   const r = await ctx.writer.fetch(remote, `/indexes/${encodeURIComponent(uid)}`, { method: 'GET' });
   if (r.status !== 404) return null;
   // Only the settings changed from the defaults: those left alone may be behind a switch the remote has off (`chat`).
   const view = settingsView(settings);
   const defaults = settingsView(defaultSettings());
   const changed = Object.fromEntries(Object.entries(view).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(defaults[k])));
-  return ctx.writer.write(remote, 'PATCH', `/indexes/${encodeURIComponent(uid)}/settings`, JSON.stringify(changed), headers, { deadline, waitWhile412: true });
+  return ctx.writer.write(remote, 'PATCH', `/indexes/${encodeURIComponent(uid)}/settings`, JSON.stringify(changed), headers, { waitWhile412: true });
 }

@@ -69,16 +69,15 @@ export async function exportIndexes(ctx: WorkerContext, t: TaskRecord): Promise<
 
 async function exportIndex(ctx: WorkerContext, remote: RemoteTarget, h: IndexHandle, filter: unknown, overrideSettings: boolean, limit: number): Promise<number> {
   const { writer, engine } = ctx;
-  const deadline = Date.now() + ctx.giveUpMs;
   const json = { 'content-type': 'application/json' };
   const path = `/indexes/${encodeURIComponent(h.uid)}`;
   const found = await writer.fetch(remote, path, { method: 'GET' });
   if (found.status !== 200 && found.status !== 404) throw new RemoteFailure(remote.name, found.status, errorOf(found.text), `remote \`${remote.name}\` answered ${found.status} about index \`${h.uid}\`: ${found.text}`);
   const exists = found.status === 200;
   const primaryKey = h.meta.primaryKey;
-  if (!exists) await writer.write(remote, 'POST', '/indexes', JSON.stringify({ uid: h.uid, primaryKey }), json, { deadline });
-  else if (overrideSettings && primaryKey !== null) await writer.write(remote, 'PATCH', path, JSON.stringify({ primaryKey }), json, { deadline });
-  if (!exists || overrideSettings) await writer.write(remote, 'PATCH', `${path}/settings`, JSON.stringify(settingsToSend(h)), json, { deadline });
+  if (!exists) await writer.write(remote, 'POST', '/indexes', JSON.stringify({ uid: h.uid, primaryKey }), json);
+  else if (overrideSettings && primaryKey !== null) await writer.write(remote, 'PATCH', path, JSON.stringify({ primaryKey }), json);
+  if (!exists || overrideSettings) await writer.write(remote, 'PATCH', `${path}/settings`, JSON.stringify(settingsToSend(h)), json);
 
   const kept = filter === null ? null : filterDocids(h, filter, { code: 'invalid_export_index_filter', ...engineFilterOptions(engine, { containsFilter: true, foreignKeys: true }) });
   const docids = kept !== null ? [...kept] : [...h.ext.values()].sort((a, b) => a - b);
@@ -87,7 +86,7 @@ async function exportIndex(ctx: WorkerContext, remote: RemoteTarget, h: IndexHan
   let bytes = 0;
   const flush = async () => {
     if (lines.length === 0) return;
-    await writer.write(remote, 'POST', `${path}/documents`, gzipSync(lines.join('\n')), ndjson, { deadline });
+    await writer.write(remote, 'POST', `${path}/documents`, gzipSync(lines.join('\n')), ndjson);
     lines = [];
     bytes = 0;
   };

@@ -45,8 +45,18 @@ export function errorOf(text: string): ErrorBody | null {
   }
 }
 
+export interface WriterBounds {
+  /** How long a remote may keep answering 412 (it has not applied the network a write was sent for), from its first 412. */
+  versionWaitMs: number;
+  /** How long a remote task may stay unfinished while waited for. */
+  taskWaitMs: number;
+}
+
 export class RemoteWriter {
-  constructor(private readonly stillLeading: () => boolean) {}
+  constructor(
+    private readonly stillLeading: () => boolean,
+    private readonly bounds: WriterBounds,
+  ) {}
 
   url(target: RemoteTarget, path: string): string {
     return `${target.url.replace(/\/+$/, '')}${path}`;
@@ -77,10 +87,11 @@ export class RemoteWriter {
   }
 
   /**
-   * Sends a write and answers the task it made on the remote. `waitWhile412` keeps trying until
-   * `deadline` while the remote answers 412 (it has not applied the network the write was sent for).
+   * Sends a write and answers the task it made on the remote. `waitWhile412` keeps trying while
+   * the remote answers 412 (it has not applied the network the write was sent for), within bounds.
    */
-  async write(target: RemoteTarget, method: string, path: string, body: string | Buffer, headers: Record<string, string>, opts: { deadline: number; waitWhile412?: boolean }): Promise<number> {
+  async write(target: RemoteTarget, method: string, path: string, body: string | Buffer, headers: Record<string, string>, opts: { waitWhile412?: boolean } = {}): Promise<number> {
+    let deadline: number | null = null;
     for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
       const r = await this.fetch(target, path, { method, headers, body });
       if (r.status >= 200 && r.status < 300) {
@@ -88,7 +99,8 @@ export class RemoteWriter {
         if (typeof uid === 'number') return uid;
         throw new RemoteFailure(target.name, r.status, null, `could not read the answer of remote \`${target.name}\` as a task: ${r.text}`);
       }
-      if (r.status === 412 && opts.waitWhile412 && Date.now() < opts.deadline) {
+      deadline ??= Date.now() + this.bounds.versionWaitMs;
+      if (r.status === 412 && opts.waitWhile412 && Date.now() < deadline) {
         await sleep(wait);
         continue;
       }
@@ -96,8 +108,13 @@ export class RemoteWriter {
     }
   }
 
-  /** Waits until a task on the remote has ended; a key that may not read tasks counts it as accepted. */
-  async waitForTask(target: RemoteTarget, uid: number, deadline: number, what: string): Promise<void> {
+  /**
+   * Waits until a task on the remote has ended, as long as the remote keeps answering (a large
+   * import queued behind other work may take long); a key that may not read tasks counts it as
+   * accepted.
+   */
+  async waitForTask(target: RemoteTarget, uid: number, what: string): Promise<void> {
+    const deadline = Date.now() + this.bounds.taskWaitMs;
     for (let wait = 50; ; wait = Math.min(wait * 2, 1_000)) {
       const r = await this.fetch(target, `/tasks/${uid}`, { method: 'GET' });
       if (r.status === 401 || r.status === 403) return;

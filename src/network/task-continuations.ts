@@ -21,8 +21,10 @@ export interface ContinuationOptions {
   /** Proposes the batch that ends the task. */
   resume(taskUid: number, outcome: ResumeOutcome): Promise<void>;
   log: { warn(obj: unknown, msg?: string): void };
-  /** How long a remote may keep a move waiting (refusing a network version it has not applied, or not ending its import): default 5 min. */
-  giveUpMs?: number;
+  /** How long a remote may refuse moved documents because it has not applied their network version: default 5 min. */
+  versionWaitMs?: number;
+  /** How long a task on a remote (an import, its own change) may stay unfinished while waited for: default 1 h. */
+  taskWaitMs?: number;
 }
 
 /** What a worker gets. */
@@ -30,7 +32,8 @@ export interface WorkerContext {
   engine: Engine;
   queue: TaskQueue;
   writer: RemoteWriter;
-  giveUpMs: number;
+  /** How long to wait for something that should come soon (a task's network being recorded). */
+  shortWaitMs: number;
   /** Waits, or gives up the work when this node stops leading. */
   pause(ms: number): Promise<void>;
 }
@@ -57,8 +60,8 @@ export class TaskContinuations {
     this.ctx = {
       engine: o.engine,
       queue: o.queue,
-      writer: new RemoteWriter(leading),
-      giveUpMs: o.giveUpMs ?? 300_000,
+      writer: new RemoteWriter(leading, { versionWaitMs: o.versionWaitMs ?? 300_000, taskWaitMs: o.taskWaitMs ?? 3_600_000 }),
+      shortWaitMs: 120_000,
       async pause(ms) {
         await new Promise((r) => setTimeout(r, ms));
         if (!leading()) throw new Abandoned();
