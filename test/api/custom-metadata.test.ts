@@ -59,6 +59,8 @@ describe('customMetadata', () => {
       ['POST', '/tasks/cancel' + '?uids=999&customMetadata=cancel'],
       ['DELETE', '/tasks' + '?uids=999&customMetadata=delete-tasks'],
       ['DELETE', '/indexes/made' + m('delete-index')],
+      // Nothing matches the pattern, so nothing is sent to the (unreachable) other instance.
+      ['POST', '/export' + m('export'), { url: 'http://127.0.0.1:9', indexes: { 'nothing-here': {} } }],
     ];
     for (const [method, path, body] of routes) {
       const r = await write(method, path, body);

@@ -34,8 +34,8 @@ async function held(name: Name, index = 'movies'): Promise<number[]> {
 const inShard = (shards: string[], shard: string) => ALL.filter((id) => shardOf(shards, String(id)) === shard);
 
 /** Changes the network on the leader and waits for its task; answers the task. */
-async function change(patch: Record<string, unknown>) {
-  const r = await raw('a', 'PATCH', '/network', patch);
+async function change(patch: Record<string, unknown>, customMetadata?: string) {
+  const r = await raw('a', 'PATCH', customMetadata === undefined ? '/network' : `/network?customMetadata=${customMetadata}`, patch);
   expect(r.status, JSON.stringify(r.body)).toBe(202);
   const task = await nodes.a.client.tasks.waitForTask(r.body['taskUid'], { timeout: 30_000 });
   return { task: task as unknown as Record<string, any>, remoteTasks: r.body['network']['remoteTasks'] as Record<string, { taskUid?: number }> };
@@ -91,7 +91,8 @@ describe('a network topology change', () => {
   });
 
   it('copies a shard to a remote added to it, and the leader waits for that copy', async () => {
-    const { task, remoteTasks } = await change({ remotes: { c: remote('c') }, shards: { s2: { addRemotes: ['c'] } } });
+    const { task, remoteTasks } = await change({ remotes: { c: remote('c') }, shards: { s2: { addRemotes: ['c'] } } }, 'add-c');
+    expect(task['customMetadata']).toBe('add-c');
     // a gave nothing away; b sent s2 to c and kept it (it still owns it).
     expect(task).toMatchObject({ status: 'succeeded', details: { movedDocuments: 0 } });
     const onB = (await nodes.b.client.tasks.getTask(remoteTasks['b']!.taskUid!)) as unknown as Record<string, any>;

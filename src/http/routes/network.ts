@@ -5,7 +5,7 @@ import { uuidv7 } from '../../util/uuid.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s } from '../schema.js';
-import { enqueueTask } from './params.js';
+import { enqueueTask, writeQuery } from './params.js';
 import { forwardNetwork, originOf, ORIGIN_NETWORK_VERSION_HEADER, ORIGIN_REMOTE_HEADER } from '../../network/write-proxy.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -83,6 +83,7 @@ export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
     tags: ['Network'],
     action: 'network.update',
     body: networkBody,
+    query: writeQuery,
     status: 200,
     responseSchema: networkSchema,
     errors: [
@@ -100,7 +101,7 @@ export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
       'unexpected_network_previous_remotes',
       'unprocessed_network_task',
     ],
-    handler: async (req, reply, { body }) => {
+    handler: async (req, reply, { body, query }) => {
       check();
       for (const reserved of ['previousRemotes', 'previousShards'] as const) {
         if (body[reserved] !== undefined) {
@@ -134,7 +135,7 @@ export function networkRoutes(app: FastifyInstance, ctx: AppContext): void {
         indexUid: null,
         details: { movedDocuments: 0, message: 'Waiting for tasks enqueued before the network change to finish processing' },
         params: { op: 'network', network: merged },
-      });
+      }, query);
       // The leader sends the change on to the other remotes (each keeps its own `self`).
       if (sender === null && merged.self === merged.leader) {
         const remoteTasks = await forwardNetwork(before, merged, summary['taskUid'] as number);
