@@ -76,7 +76,7 @@ export function bulkPairCosts(
 }
 
 /** First run index (even, at or after `from`) of `runs` whose document is ≥ d. */
-function seekRun(p: Posting, runs: number[], d: number, from: number): number {
+function seekRun(p: Posting, runs: Uint32Array, d: number, from: number): number {
   let lo = from >> 1;
   let hi = runs.length >> 1;
   while (lo < hi) {
@@ -89,7 +89,7 @@ function seekRun(p: Posting, runs: number[], d: number, from: number): number {
 
 /** Visits the documents both lists' entry runs hold, walking the shorter and seeking in the longer. */
 function pairRanges(
-  A: Posting, x: number[], B: Posting, y: number[],
+  A: Posting, x: Uint32Array, B: Posting, y: Uint32Array,
   visit: (d: number, a0: number, a1: number, b0: number, b1: number) => void,
 ): void {
   if (x.length === 0 || y.length === 0) return;
