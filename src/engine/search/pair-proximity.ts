@@ -12,7 +12,9 @@ export const MAX_PAIR_COST = 3;
 /**
  * Smallest pair cost between occurrences of one document: `a` in [a0,a1) followed (after
  * `span` more positions, for a phrase) by `b` in [b0,b1). Occurrences are `field << 16 |
- * position`, sorted ascending; with `weights`, fields not searched are skipped.
+ * position`, sorted ascending; with `weights`, fields not searched are skipped. The cost
+ * grows with the distance on either side, so only the nearest `b` at or before `a` and the
+ * nearest after it count: one merge of both lists rather than every pair.
  */
 export function closestPair(
   A: ArrayLike<number>, a0: number, a1: number, span: number,
@@ -20,23 +22,37 @@ export function closestPair(
   byAttribute: boolean, weights: Int32Array | null = null,
 ): number {
   let best = MAX_PAIR_COST;
+  let j = b0;
   for (let i = a0; i < a1; i++) {
     const a = A[i]!;
     const fa = a >>> 16;
     if (weights && (fa >= weights.length || weights[fa]! < 0)) continue;
     const pa = (a & 0xffff) + span;
-    for (let j = b0; j < b1; j++) {
+    // The last `b` at or before `a` (after the span) within its field, then the first after.
+    const key = fa * 0x10000 + (pa > 0xffff ? 0xffff : pa);
+    while (j < b1 && B[j]! <= key) j++;
+    if (j > b0) {
+      const b = B[j - 1]!;
+      if (b >>> 16 === fa) {
+        if (byAttribute) return 0;
+        const dist = pa - (b & 0xffff) + 1;
+        const c = (dist > MAX_PAIR_COST + 1 ? MAX_PAIR_COST + 1 : dist) - 1;
+        if (c < best) {
+          best = c;
+          if (best === 0) return 0;
+        }
+      }
+    }
+    if (j < b1) {
       const b = B[j]!;
-      const fb = b >>> 16;
-      if (fb < fa) continue;
-      if (fb > fa) break;
-      if (byAttribute) return 0;
-      const pb = b & 0xffff;
-      const dist = pb > pa ? pb - pa : pa - pb + 1;
-      const c = (dist > MAX_PAIR_COST + 1 ? MAX_PAIR_COST + 1 : dist) - 1;
-      if (c < best) {
-        best = c;
-        if (best === 0) return 0;
+      if (b >>> 16 === fa) {
+        if (byAttribute) return 0;
+        const dist = (b & 0xffff) - pa;
+        const c = (dist > MAX_PAIR_COST + 1 ? MAX_PAIR_COST + 1 : dist) - 1;
+        if (c < best) {
+          best = c;
+          if (best === 0) return 0;
+        }
       }
     }
   }
