@@ -37,7 +37,7 @@ export function seekDoc(p: Posting, d: number, from = 0): number {
 }
 
 /** First index of `xs` at or after `from` holding a value ≥ v (galloping, then binary search). */
-function gallop(xs: Uint32Array, v: number, from: number): number {
+export function gallop(xs: Uint32Array, v: number, from: number): number {
   let step = 1;
   let hi = from;
   while (hi < xs.length && xs[hi]! < v) {
