@@ -59,6 +59,9 @@ export function closestPair(
   return best;
 }
 
+/** Entry runs by list, per bucket: kept as long as the bucket's array lives. */
+const bucketRanges = new WeakMap<Uint32Array, Map<Uint32Array, Uint32Array>>();
+
 /**
  * Pair costs of `left` followed by `right` for the documents of `bucket` (ascending),
  * written into `out` by docid (documents without both units keep MAX_PAIR_COST); only
@@ -72,11 +75,20 @@ export function bulkPairCosts(
   typoAt: ((d: number, unit: number) => number) | null = null,
 ): void {
   const span = left.isPhrase ? left.qposEnd - left.qpos : 0;
-  // Entry runs of the bucket's documents in each list, found once per list.
-  const rightRanges = right.sources.map((sb) => entryRanges(sb.posting.docs, bucket));
+  // Entry runs of the bucket's documents in each list, found once per list and bucket (a
+  // middle word is the right of one pair and the left of the next).
+  let memo = bucketRanges.get(bucket);
+  if (memo === undefined) bucketRanges.set(bucket, (memo = new Map()));
+  const known = memo;
+  const rangesOf = (list: Uint32Array): Uint32Array => {
+    let r = known.get(list);
+    if (r === undefined) known.set(list, (r = entryRanges(list, bucket)));
+    return r;
+  };
+  const rightRanges = right.sources.map((sb) => rangesOf(sb.posting.docs));
   for (const sa of left.sources) {
     const A = sa.posting;
-    const ra = entryRanges(A.docs, bucket);
+    const ra = rangesOf(A.docs);
     const ta = sa.typo + left.baseTypo;
     right.sources.forEach((sb, k) => {
       const B = sb.posting;

@@ -304,7 +304,8 @@ class Context implements RankingContext {
     if (count > 0) {
       const weights = table.opts.rankWeights ?? table.opts.weights;
       const typoAt = leastTypo ? (d: number, u: number) => table.typoAt(d, u) : null;
-      bulkPairCosts(left, right, list.subarray(0, count), entry.out, weights, this.proximityByAttribute, typoAt);
+      // The bucket itself when none of it was done: its entry runs are then shared by its pairs.
+      bulkPairCosts(left, right, count === docs.length ? docs : list.subarray(0, count), entry.out, weights, this.proximityByAttribute, typoAt);
     }
     return entry.out;
   }
