@@ -108,20 +108,40 @@ export class SortedWords {
   /** Distinct first characters, for the typo rule that allows changing the first one. */
   readonly firstChars: string[];
 
+  /** Index range of the words starting with each first character. */
+  private readonly charRanges = new Map<string, [number, number]>();
+
   constructor(
     readonly words: string[],
     readonly ids: Uint32Array,
   ) {
     const firsts: string[] = [];
     let last = '';
-    for (const w of words) {
-      const f = firstChar(w);
+    for (let i = 0; i < words.length; i++) {
+      const f = firstChar(words[i]!);
       if (f !== last) {
+        const known = this.charRanges.get(f);
+        // Runs are contiguous in code-unit order; were one not, its range is every word.
+        this.charRanges.set(f, known ? [0, words.length] : [i, i + 1]);
         firsts.push(f);
         last = f;
+      } else {
+        const r = this.charRanges.get(f)!;
+        if (r[1] === i) r[1] = i + 1;
       }
     }
     this.firstChars = firsts;
+  }
+
+  /** Index range [lo, hi) holding every word that starts with the character `c`. */
+  charRange(c: string): [number, number] {
+    return this.charRanges.get(c) ?? [0, 0];
+  }
+
+  /** Index of `word` in [lo, hi), or -1. */
+  indexIn(word: string, lo: number, hi: number): number {
+    const i = lowerBound(this.words, word, lo, hi);
+    return i < hi && this.words[i] === word ? i : -1;
   }
 
   static empty(): SortedWords {

@@ -15,6 +15,11 @@ function extraWords(u: Unit): number {
   return u.end - u.start;
 }
 
+/** A pair of units as one number (unit ids stay below 32, one bit each in a mask). */
+function pairKey(prev: Unit, next: Unit): number {
+  return prev.id * 32 + next.id;
+}
+
 function adjacent(prev: Unit, next: Unit): boolean {
   return prev.qposEnd + 1 === next.qpos;
 }
@@ -24,7 +29,7 @@ export function pairCost(left: readonly number[], leftSpan: number, right: reado
   return closestPair(left, 0, left.length, leftSpan, right, 0, right.length, byAttribute);
 }
 
-export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<string, Uint8Array | null>): number {
+export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<number, Uint8Array | null>): number {
   const level = ctx.levelOf(d);
   if (level.kept.length <= 1 && level.units.length <= 1) return level.units[0] ? extraWords(level.units[0].unit) : 0;
   const table = ctx.table!;
@@ -32,7 +37,7 @@ export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<string,
   let found: ReturnType<RankingContext['occurrences']> | null = null;
   const occ = () => (found ??= ctx.occurrences(d));
   const pairOf = (prev: Unit, next: Unit): number => {
-    const pre = bulk?.get(`${prev.id}:${next.id}`);
+    const pre = bulk?.get(pairKey(prev, next));
     if (pre) return pre[d]!;
     const left = occ().any[prev.id];
     const right = occ().any[next.id];
@@ -79,13 +84,13 @@ export const proximityRule: RankingRule = {
     if (one) return ctx.scratch.ints(docs.length).fill(extraWords(ctx.units[one.unit]!));
     // Many documents sharing a level: pair costs come from the posting lists (pairCosts
     // says from how many, null below).
-    let bulk: Map<string, Uint8Array | null> | undefined;
+    let bulk: Map<number, Uint8Array | null> | undefined;
     const level = ctx.commonLevel(docs);
     if (level) {
       bulk = new Map();
       for (const a of level.units) {
         for (const b of level.units) {
-          if (b.from === a.to + 1 && adjacent(a.unit, b.unit)) bulk.set(`${a.unit.id}:${b.unit.id}`, ctx.pairCosts(a.unit, b.unit, docs));
+          if (b.from === a.to + 1 && adjacent(a.unit, b.unit)) bulk.set(pairKey(a.unit, b.unit), ctx.pairCosts(a.unit, b.unit, docs));
         }
       }
     }

@@ -82,8 +82,14 @@ function distinctDocs(p: Posting): Uint32Array {
 
 /** Set in `mask` once a document's aggregates are filled. */
 const DONE = 0x80000000;
-/** Above this many documents at once, reading every posting list beats reading records. */
+/**
+ * Above this many documents at once, and when they are at least 1/FULL_SCAN_SHARE of the
+ * documents the lists hold, reading every posting list whole beats reading only their
+ * entries; a few thousand documents of lists that hold a hundred thousand (common words)
+ * are filled from their entries alone.
+ */
 const FULL_SCAN_DOCS = 4096;
+const FULL_SCAN_SHARE = 4;
 /** From this many documents on, their entries are read from the posting lists rather than their records. */
 const POSTING_FILL_DOCS = 256;
 
@@ -379,7 +385,7 @@ export class MatchTable {
    */
   ensure(docs: ArrayLike<number>, units: readonly Unit[] = this.units): void {
     if (this.full || units.every((u) => this.scanned[u.id])) return;
-    if (docs.length > FULL_SCAN_DOCS) {
+    if (docs.length > FULL_SCAN_DOCS && docs.length * FULL_SCAN_SHARE >= this.listedDocs(units)) {
       // Merging is idempotent, so documents already filled from their records are fine.
       for (const u of units) {
         if (this.scanned[u.id]) continue;
@@ -398,6 +404,23 @@ export class MatchTable {
       const m = this.mask[d]!;
       if (m !== 0 && (m & DONE) === 0) this.fillFromRecord(d);
     }
+  }
+
+  /**
+   * Documents the lists of these units (those not read yet) hold, counted once per list;
+   * 0 when a unit has an indexed-prefix list, whose whole read (first positions only, see
+   * scanSources) stays the way such a bucket is filled.
+   */
+  private listedDocs(units: readonly Unit[]): number {
+    let n = 0;
+    for (const u of units) {
+      if (this.scanned[u.id]) continue;
+      for (const src of u.sources) {
+        if (src.prefixList) return 0;
+        n += src.posting.ndocs;
+      }
+    }
+    return n;
   }
 
   /**

@@ -12,7 +12,9 @@ export const MAX_PAIR_COST = 3;
 /**
  * Smallest pair cost between occurrences of one document: `a` in [a0,a1) followed (after
  * `span` more positions, for a phrase) by `b` in [b0,b1). Occurrences are `field << 16 |
- * position`, sorted ascending; with `weights`, fields not searched are skipped.
+ * position`, sorted ascending; with `weights`, fields not searched are skipped. The cost
+ * grows with the distance on either side, so only the nearest `b` at or before `a` and the
+ * nearest after it count: one merge of both lists rather than every pair.
  */
 export function closestPair(
   A: ArrayLike<number>, a0: number, a1: number, span: number,
@@ -20,28 +22,45 @@ export function closestPair(
   byAttribute: boolean, weights: Int32Array | null = null,
 ): number {
   let best = MAX_PAIR_COST;
+  let j = b0;
   for (let i = a0; i < a1; i++) {
     const a = A[i]!;
     const fa = a >>> 16;
     if (weights && (fa >= weights.length || weights[fa]! < 0)) continue;
     const pa = (a & 0xffff) + span;
-    for (let j = b0; j < b1; j++) {
+    // The last `b` at or before `a` (after the span) within its field, then the first after.
+    const key = fa * 0x10000 + (pa > 0xffff ? 0xffff : pa);
+    while (j < b1 && B[j]! <= key) j++;
+    if (j > b0) {
+      const b = B[j - 1]!;
+      if (b >>> 16 === fa) {
+        if (byAttribute) return 0;
+        const dist = pa - (b & 0xffff) + 1;
+        const c = (dist > MAX_PAIR_COST + 1 ? MAX_PAIR_COST + 1 : dist) - 1;
+        if (c < best) {
+          best = c;
+          if (best === 0) return 0;
+        }
+      }
+    }
+    if (j < b1) {
       const b = B[j]!;
-      const fb = b >>> 16;
-      if (fb < fa) continue;
-      if (fb > fa) break;
-      if (byAttribute) return 0;
-      const pb = b & 0xffff;
-      const dist = pb > pa ? pb - pa : pa - pb + 1;
-      const c = (dist > MAX_PAIR_COST + 1 ? MAX_PAIR_COST + 1 : dist) - 1;
-      if (c < best) {
-        best = c;
-        if (best === 0) return 0;
+      if (b >>> 16 === fa) {
+        if (byAttribute) return 0;
+        const dist = (b & 0xffff) - pa;
+        const c = (dist > MAX_PAIR_COST + 1 ? MAX_PAIR_COST + 1 : dist) - 1;
+        if (c < best) {
+          best = c;
+          if (best === 0) return 0;
+        }
       }
     }
   }
   return best;
 }
+
+/** Entry runs by list, per bucket: kept as long as the bucket's array lives. */
+const bucketRanges = new WeakMap<Uint32Array, Map<Uint32Array, Uint32Array>>();
 
 /**
  * Pair costs of `left` followed by `right` for the documents of `bucket` (ascending),
@@ -56,11 +75,20 @@ export function bulkPairCosts(
   typoAt: ((d: number, unit: number) => number) | null = null,
 ): void {
   const span = left.isPhrase ? left.qposEnd - left.qpos : 0;
-  // Entry runs of the bucket's documents in each list, found once per list.
-  const rightRanges = right.sources.map((sb) => entryRanges(sb.posting.docs, bucket));
+  // Entry runs of the bucket's documents in each list, found once per list and bucket (a
+  // middle word is the right of one pair and the left of the next).
+  let memo = bucketRanges.get(bucket);
+  if (memo === undefined) bucketRanges.set(bucket, (memo = new Map()));
+  const known = memo;
+  const rangesOf = (list: Uint32Array): Uint32Array => {
+    let r = known.get(list);
+    if (r === undefined) known.set(list, (r = entryRanges(list, bucket)));
+    return r;
+  };
+  const rightRanges = right.sources.map((sb) => rangesOf(sb.posting.docs));
   for (const sa of left.sources) {
     const A = sa.posting;
-    const ra = entryRanges(A.docs, bucket);
+    const ra = rangesOf(A.docs);
     const ta = sa.typo + left.baseTypo;
     right.sources.forEach((sb, k) => {
       const B = sb.posting;
@@ -76,7 +104,7 @@ export function bulkPairCosts(
 }
 
 /** First run index (even, at or after `from`) of `runs` whose document is ≥ d. */
-function seekRun(p: Posting, runs: number[], d: number, from: number): number {
+function seekRun(p: Posting, runs: Uint32Array, d: number, from: number): number {
   let lo = from >> 1;
   let hi = runs.length >> 1;
   while (lo < hi) {
@@ -89,7 +117,7 @@ function seekRun(p: Posting, runs: number[], d: number, from: number): number {
 
 /** Visits the documents both lists' entry runs hold, walking the shorter and seeking in the longer. */
 function pairRanges(
-  A: Posting, x: number[], B: Posting, y: number[],
+  A: Posting, x: Uint32Array, B: Posting, y: Uint32Array,
   visit: (d: number, a0: number, a1: number, b0: number, b1: number) => void,
 ): void {
   if (x.length === 0 || y.length === 0) return;

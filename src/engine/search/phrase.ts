@@ -4,7 +4,7 @@
 // phrase like a word.
 
 import { postingOf, type IndexState } from '../fulltext/index-state.js';
-import { EMPTY_POSTING, seekDoc, type Posting } from '../fulltext/postings.js';
+import { EMPTY_POSTING, gallop, seekDoc, type Posting } from '../fulltext/postings.js';
 
 /** Posting list of a single word by its normalized form (empty when unknown). */
 export function wordPosting(state: IndexState, word: string): Posting {
@@ -52,24 +52,28 @@ export function phrasePosting(state: IndexState, words: readonly (string | null)
   for (const x of parts) if (x.p.docs.length < driver.p.docs.length) driver = x;
   const others = parts.filter((x) => x !== driver);
   const cursors = others.map(() => 0);
-  const outDocs: number[] = [];
-  const outFps: number[] = [];
+  const from = new Int32Array(others.length);
+  const to = new Int32Array(others.length);
+  let outDocs: Uint32Array = new Uint32Array(64);
+  let outFps: Uint32Array = new Uint32Array(64);
+  let n = 0;
   let ndocs = 0;
   const dp = driver.p;
   for (let i = 0; i < dp.docs.length; ) {
     const d = dp.docs[i]!;
     const end = docEnd(dp, i);
-    const ranges: [number, number][] = [];
     let present = true;
     for (let k = 0; k < others.length; k++) {
       const op = others[k]!.p;
-      const at = seekDoc(op, d, cursors[k]);
+      // Documents come in ascending order: gallop from the last one found.
+      const at = gallop(op.docs, d, cursors[k]!);
       cursors[k] = at;
       if (at >= op.docs.length || op.docs[at] !== d) {
         present = false;
         break;
       }
-      ranges.push([at, docEnd(op, at)]);
+      from[k] = at;
+      to[k] = docEnd(op, at);
     }
     if (present) {
       let matched = false;
@@ -77,13 +81,15 @@ export function phrasePosting(state: IndexState, words: readonly (string | null)
         const startFp = dp.fps[j]! - driver.off;
         if ((startFp & 0xffff) > (dp.fps[j]! & 0xffff)) continue;
         let ok = true;
-        for (let k = 0; k < others.length && ok; k++) {
-          const [a, b] = ranges[k]!;
-          ok = hasFp(others[k]!.p, a, b, startFp + others[k]!.off);
-        }
+        for (let k = 0; k < others.length && ok; k++) ok = hasFp(others[k]!.p, from[k]!, to[k]!, startFp + others[k]!.off);
         if (ok) {
-          outDocs.push(d);
-          outFps.push(startFp);
+          if (n === outDocs.length) {
+            outDocs = grown(outDocs);
+            outFps = grown(outFps);
+          }
+          outDocs[n] = d;
+          outFps[n] = startFp;
+          n++;
           matched = true;
         }
       }
@@ -91,11 +97,27 @@ export function phrasePosting(state: IndexState, words: readonly (string | null)
     }
     i = end;
   }
-  if (outDocs.length === 0) return EMPTY_POSTING;
-  const fps = Uint32Array.from(outFps);
+  if (n === 0) return EMPTY_POSTING;
+  const docs = outDocs.slice(0, n);
+  const fps = outFps.slice(0, n);
+  if (ascending(docs, fps)) return { docs, fps, ndocs };
   // Driver positions shifted by an offset can come out of order within a document.
-  const order = Array.from(outDocs.keys()).sort((a, b) => outDocs[a]! - outDocs[b]! || fps[a]! - fps[b]!);
-  return { docs: Uint32Array.from(order, (k) => outDocs[k]!), fps: Uint32Array.from(order, (k) => fps[k]!), ndocs };
+  const order = Array.from(docs.keys()).sort((a, b) => docs[a]! - docs[b]! || fps[a]! - fps[b]!);
+  return { docs: Uint32Array.from(order, (k) => docs[k]!), fps: Uint32Array.from(order, (k) => fps[k]!), ndocs };
+}
+
+function grown(a: Uint32Array): Uint32Array {
+  const b = new Uint32Array(a.length * 2);
+  b.set(a);
+  return b;
+}
+
+/** Whether entries are in posting order: by document, then by fp. */
+function ascending(docs: Uint32Array, fps: Uint32Array): boolean {
+  for (let i = 1; i < docs.length; i++) {
+    if (docs[i]! < docs[i - 1]! || (docs[i] === docs[i - 1] && fps[i]! < fps[i - 1]!)) return false;
+  }
+  return true;
 }
 
 /** Field ids of a document's entries [from, to), ascending and distinct. */

@@ -293,17 +293,19 @@ class Context implements RankingContext {
     const n = this.state.capacity + 1;
     let entry = this.pairCache.get(key);
     if (!entry) this.pairCache.set(key, (entry = { out: new Uint8Array(n).fill(MAX_PAIR_COST), done: new Uint8Array(n) }));
-    const list: number[] = [];
+    const list = new Uint32Array(docs.length);
+    let count = 0;
     for (let i = 0; i < docs.length; i++) {
       const d = docs[i]!;
       if (entry.done[d] === 1) continue;
       entry.done[d] = 1;
-      list.push(d);
+      list[count++] = d;
     }
-    if (list.length > 0) {
+    if (count > 0) {
       const weights = table.opts.rankWeights ?? table.opts.weights;
       const typoAt = leastTypo ? (d: number, u: number) => table.typoAt(d, u) : null;
-      bulkPairCosts(left, right, Uint32Array.from(list), entry.out, weights, this.proximityByAttribute, typoAt);
+      // The bucket itself when none of it was done: its entry runs are then shared by its pairs.
+      bulkPairCosts(left, right, count === docs.length ? docs : list.subarray(0, count), entry.out, weights, this.proximityByAttribute, typoAt);
     }
     return entry.out;
   }

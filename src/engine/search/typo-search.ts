@@ -147,21 +147,29 @@ function walk(
 function firstLetterVariants(sorted: SortedWords, q: string, prefix: boolean): number[] {
   const first = firstChar(q);
   const rest = q.slice(first.length);
-  const patterns = new Set<string>();
-  if (rest.length > 0) patterns.add(rest);
+  const out: number[] = [];
+  // Each pattern is looked up among the words of its own first character only; the same
+  // word found twice is kept once below.
+  const look = (p: string, c: string): void => {
+    const [lo, hi] = sorted.charRange(c);
+    if (lo === hi) return;
+    if (prefix) {
+      const [a, b] = sorted.prefixRange(p, lo, hi);
+      for (let x = a; x < b; x++) out.push(x);
+    } else {
+      const a = sorted.indexIn(p, lo, hi);
+      if (a >= 0) out.push(a);
+    }
+  };
   const second = rest.length > 0 ? firstChar(rest) : '';
-  if (second && second !== first) patterns.add(second + first + rest.slice(second.length));
+  // The first character deleted, or swapped with the second.
+  if (rest.length > 0 && !rest.startsWith(first)) look(rest, second);
+  if (second && second !== first) look(second + first + rest.slice(second.length), second);
+  // The first character replaced, or another inserted before it.
   for (const c of sorted.firstChars) {
     if (c === first) continue;
-    patterns.add(c + rest);
-    patterns.add(c + q);
-  }
-  const out: number[] = [];
-  for (const p of patterns) {
-    if (p.length === 0 || p.startsWith(first)) continue;
-    const [a, b] = sorted.prefixRange(p);
-    if (prefix) for (let x = a; x < b; x++) out.push(x);
-    else if (a < b && sorted.words[a] === p) out.push(a);
+    look(c + rest, c);
+    look(c + q, c);
   }
   return [...new Set(out)].sort((x, y) => x - y);
 }
