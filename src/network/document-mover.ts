@@ -9,10 +9,9 @@ import { ApiError } from '../errors/api-error.js';
 import { moveTargets, type MoveContinuation } from '../engine/network/topology-change.js';
 import type { Network } from '../engine/network/network.js';
 import { extractDocumentId } from '../engine/documents/primary-key.js';
-import { defaultSettings, settingsView } from '../engine/settings/settings.js';
 import type { IndexSettings } from '../engine/settings/settings.js';
 import type { ResumeOutcome } from '../engine/apply/types.js';
-import { sentDocument } from './sent-document.js';
+import { documentsOf, sentDocument, sentSettings } from './sent-document.js';
 import type { TaskRecord } from '../tasks/task.js';
 import { IMPORT_DOCS_HEADER, IMPORT_INDEX_HEADER, IMPORT_REMOTE_HEADER, ORIGIN_NETWORK_VERSION_HEADER, ORIGIN_REMOTE_HEADER, ORIGIN_TASK_UID_HEADER } from './write-proxy.js';
 import { RemoteFailure, type RemoteTarget } from './remote-writer.js';
@@ -90,15 +89,24 @@ async function send(ctx: WorkerContext, t: TaskRecord, allSent: () => void): Pro
         const uid = await writer.write(remote, 'POST', path, c.lines.join('\n'), headers(h.uid, c.lines.length, 'application/x-ndjson'), { waitWhile412: true });
         imports.push({ remote, taskUid: uid });
       };
-      for await (const [, doc] of engine.allDocuments(h)) {
-        const to = targets(extractDocumentId(doc, pk));
+      // Only the documents that go somewhere are read.
+      const going = new Map<string, string[]>();
+      const docids: number[] = [];
+      for (const [id, docid] of h.ext) {
+        const to = targets(id);
         if (to.length === 0) continue;
+        going.set(id, to);
+        docids.push(docid);
+      }
+      docids.sort((a, b) => a - b);
+      for await (const doc of documentsOf(engine, h, docids)) {
         const line = await sentDocument(h, doc);
-        for (const name of to) {
+        const size = Buffer.byteLength(line) + 1;
+        for (const name of going.get(extractDocumentId(doc, pk)) ?? []) {
           let c = chunks.get(name);
           if (!c) chunks.set(name, (c = { lines: [], bytes: 0 }));
           c.lines.push(line);
-          c.bytes += line.length + 1;
+          c.bytes += size;
           if (c.lines.length >= CHUNK_DOCUMENTS || c.bytes >= CHUNK_BYTES) await flush(name);
         }
       }
@@ -128,9 +136,5 @@ async function send(ctx: WorkerContext, t: TaskRecord, allSent: () => void): Pro
 async function ensureIndex(ctx: WorkerContext, remote: RemoteTarget, uid: string, settings: IndexSettings, headers: Record<string, string>): Promise<number | null> {
   const r = await ctx.writer.fetch(remote, `/indexes/${encodeURIComponent(uid)}`, { method: 'GET' });
   if (r.status !== 404) return null;
-  // Only the settings changed from the defaults: those left alone may be behind a switch the remote has off (`chat`).
-  const view = settingsView(settings);
-  const defaults = settingsView(defaultSettings());
-  const changed = Object.fromEntries(Object.entries(view).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(defaults[k])));
-  return ctx.writer.write(remote, 'PATCH', `/indexes/${encodeURIComponent(uid)}/settings`, JSON.stringify(changed), headers, { waitWhile412: true });
+  return ctx.writer.write(remote, 'PATCH', `/indexes/${encodeURIComponent(uid)}/settings`, JSON.stringify(sentSettings(settings)), headers, { waitWhile412: true });
 }

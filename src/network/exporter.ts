@@ -13,19 +13,16 @@ import type { IndexOperation } from '../engine/apply/types.js';
 import { patternMatches } from '../engine/indexes/index-uid.js';
 import { filterDocids } from '../engine/facets/index.js';
 import { engineFilterOptions } from '../engine/search/answer-query.js';
-import { settingsView } from '../engine/settings/settings.js';
 import type { IndexHandle } from '../engine/indexes/index-handle.js';
 import type { TaskRecord } from '../tasks/task.js';
 import { errorOf, RemoteFailure, type RemoteTarget } from './remote-writer.js';
-import { sentDocument } from './sent-document.js';
+import { documentsOf, sentDocument, sentSettings } from './sent-document.js';
 import type { WorkerContext } from './task-continuations.js';
 
 export type ExportParams = Extract<IndexOperation, { op: 'export' }>;
 
 /** The reference's default payload size. */
 export const DEFAULT_PAYLOAD_BYTES = 20 * 1024 * 1024;
-/** Documents read from the store at a time. */
-const READ_CHUNK = 500;
 
 /** The remote's own error when it answered with one, as the reference reports it. */
 function exportError(f: RemoteFailure): ErrorBody {
@@ -33,16 +30,6 @@ function exportError(f: RemoteFailure): ErrorBody {
   if (f.status === null) return errorBody(f.timedOut ? 'remote_timeout' : 'remote_could_not_send_request', f.message);
   if (f.status === 401 || f.status === 403) return errorBody('remote_invalid_api_key', f.message);
   return errorBody(f.status >= 500 ? 'remote_remote_error' : 'remote_bad_response', f.message);
-}
-
-/** Every setting, secrets included (the remote must be able to embed); experimental ones only when set. */
-function settingsToSend(h: IndexHandle): Record<string, unknown> {
-  const s = h.meta.settings;
-  const view = settingsView(s);
-  view['embedders'] = structuredClone(s.embedders);
-  if (Object.keys(s.chat).length === 0) delete view['chat'];
-  if (view['vectorStore'] === 'stable') delete view['vectorStore'];
-  return view;
 }
 
 export async function exportIndexes(ctx: WorkerContext, t: TaskRecord): Promise<ResumeOutcome> {
@@ -77,7 +64,7 @@ async function exportIndex(ctx: WorkerContext, remote: RemoteTarget, h: IndexHan
   const primaryKey = h.meta.primaryKey;
   if (!exists) await writer.write(remote, 'POST', '/indexes', JSON.stringify({ uid: h.uid, primaryKey }), json);
   else if (overrideSettings && primaryKey !== null) await writer.write(remote, 'PATCH', path, JSON.stringify({ primaryKey }), json);
-  if (!exists || overrideSettings) await writer.write(remote, 'PATCH', `${path}/settings`, JSON.stringify(settingsToSend(h)), json);
+  if (!exists || overrideSettings) await writer.write(remote, 'PATCH', `${path}/settings`, JSON.stringify(sentSettings(h.meta.settings)), json);
 
   const kept = filter === null ? null : filterDocids(h, filter, { code: 'invalid_export_index_filter', ...engineFilterOptions(engine, { containsFilter: true, foreignKeys: true }) });
   const docids = kept !== null ? [...kept] : [...h.ext.values()].sort((a, b) => a - b);
@@ -90,16 +77,13 @@ async function exportIndex(ctx: WorkerContext, remote: RemoteTarget, h: IndexHan
     lines = [];
     bytes = 0;
   };
-  for (let i = 0; i < docids.length; i += READ_CHUNK) {
-    const docs = await engine.readDocs(engine.store, h, docids.slice(i, i + READ_CHUNK));
-    for (const doc of docs) {
-      if (doc === null) continue;
-      const line = await sentDocument(h, doc);
-      // At least one document per payload, however large.
-      if (lines.length > 0 && bytes + line.length + 1 > limit) await flush();
-      lines.push(line);
-      bytes += Buffer.byteLength(line) + 1;
-    }
+  for await (const doc of documentsOf(engine, h, docids)) {
+    const line = await sentDocument(h, doc);
+    const size = Buffer.byteLength(line) + 1;
+    // At least one document per payload, however large.
+    if (lines.length > 0 && bytes + size > limit) await flush();
+    lines.push(line);
+    bytes += size;
   }
   await flush();
   return docids.length;

@@ -95,7 +95,7 @@ export class RemoteWriter {
     for (let wait = 100; ; wait = Math.min(wait * 2, 2_000)) {
       const r = await this.fetch(target, path, { method, headers, body });
       if (r.status >= 200 && r.status < 300) {
-        const uid = (errorOfTask(r.text))?.taskUid;
+        const uid = (jsonOrNull(r.text) as { taskUid?: unknown } | null)?.taskUid;
         if (typeof uid === 'number') return uid;
         throw new RemoteFailure(target.name, r.status, null, `could not read the answer of remote \`${target.name}\` as a task: ${r.text}`);
       }
@@ -130,9 +130,9 @@ export class RemoteWriter {
   }
 }
 
-function errorOfTask(text: string): { taskUid?: unknown } | null {
+function jsonOrNull(text: string): unknown {
   try {
-    return JSON.parse(text) as { taskUid?: unknown };
+    return JSON.parse(text);
   } catch {
     return null;
   }
