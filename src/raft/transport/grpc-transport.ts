@@ -13,6 +13,7 @@ import {
 import type { Message, NodeId, SnapshotMeta } from '../core/index.js';
 import type { RaftTransport } from '../driver.js';
 import { fromPb, fromPbMeta, toPb, toPbMeta } from './convert.js';
+import { encodeSendRequest } from './send-encoding.js';
 
 export const SECRET_HEADER = 'x-trine-cluster-secret';
 const MAX_MESSAGE = 512 * 1024 * 1024;
@@ -309,7 +310,8 @@ export class GrpcTransport implements RaftTransport {
     this.inFlight.add(id);
     const started = process.hrtime.bigint();
     const req: SendRequest = { messages: q.map(toPb) };
-    c.send(req, this.metadata(), { deadline: Date.now() + 5000 }, (err) => {
+    const method = RaftServiceService.send;
+    c.makeUnaryRequest(method.path, encodeSendRequest, method.responseDeserialize, req, this.metadata(), { deadline: Date.now() + 5000 }, (err) => {
       this.inFlight.delete(id);
       this.opts.onCall?.('Send', err ? grpc.status[err.code] : 'OK', Number(process.hrtime.bigint() - started) / 1e9);
       if (err) {
