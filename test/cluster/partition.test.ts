@@ -54,6 +54,10 @@ describe('network partitions', () => {
       const read = await fetch(`${c.url(cut)}/indexes/part/documents/before`);
       expect(read.status).toBe(503);
       expect(await read.json()).toMatchObject({ code: 'consistent_read_timeout', type: 'system' });
+      // A search is worked out while the node waits for the leader, and still not answered.
+      const search = await fetch(`${c.url(cut)}/indexes/part/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"q":"before"}' });
+      expect(search.status).toBe(503);
+      expect(await search.json()).toMatchObject({ code: 'consistent_read_timeout', type: 'system' });
       // A client that accepts old data says so for its request.
       const local = await fetch(`${c.url(cut)}/indexes/part/documents/before`, { headers: { 'Trine-Read-Consistency': 'stale' } });
       expect(local.status).toBe(200);

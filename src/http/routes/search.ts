@@ -34,6 +34,7 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
     method: 'POST',
     url: '/indexes/:indexUid/search',
+    readAhead: true,
     summary: 'Search an index',
     tags: ['Search'],
     action: 'search',
@@ -47,6 +48,7 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
     method: 'GET',
     url: '/indexes/:indexUid/search',
+    readAhead: true,
     summary: 'Search an index with URL parameters',
     tags: ['Search'],
     action: 'search',
