@@ -82,14 +82,20 @@ export class Engine {
       if (!metaBuf) continue;
       const meta = JSON.parse(metaBuf.toString()) as IndexMeta;
       meta.settings = { ...defaultSettings(), ...meta.settings };
-      const handle = await this.openHandle(meta);
-      const ext = handle.ext;
-      for await (const e of this.store.scan({ prefix: handle.extIds.prefix })) {
-        ext.set(handle.extIds.strip(e.key).toString(), decodeUint(e.value, 0, 4));
-      }
+      // Both mostly wait on the store: the id map's scan runs while the segments are read.
+      const [handle, ext] = await Promise.all([this.openHandle(meta), this.readExternalIds(meta.id)]);
+      handle.ext = ext;
       this.indexes.set(meta.uid, handle);
       if (this.lastUpdate === null || meta.updatedAt > this.lastUpdate) this.lastUpdate = meta.updatedAt;
     }
+  }
+
+  /** External document id → docid, as stored for index `id`. */
+  private async readExternalIds(id: number): Promise<Map<string, number>> {
+    const space = IndexHandle.externalIdSpaceOf(id);
+    const ext = new Map<string, number>();
+    for await (const e of this.store.scan({ prefix: space.prefix })) ext.set(space.strip(e.key).toString(), decodeUint(e.value, 0, 4));
+    return ext;
   }
 
   async openHandle(meta: IndexMeta): Promise<IndexHandle> {

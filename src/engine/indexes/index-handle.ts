@@ -40,8 +40,12 @@ export class IndexHandle {
   ) {
     this.space = INDEXES.child(String(meta.id));
     this.docs = IndexHandle.documentSpaceOf(meta.id);
-    this.extIds = this.space.child('e');
+    this.extIds = IndexHandle.externalIdSpaceOf(meta.id);
     this.searchSpace = IndexHandle.searchSpaceOf(meta.id);
+  }
+
+  static externalIdSpaceOf(id: number): KeySpace {
+    return INDEXES.child(String(id)).child('e');
   }
 
   static documentSpaceOf(id: number): KeySpace {
