@@ -4,6 +4,7 @@ import type { KvReader, KvStore, WriteBatch } from '../store/kv.js';
 import type { Doc } from './documents/primary-key.js';
 import { decodeDoc } from './documents/document-json.js';
 import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './indexes/index-handle.js';
+import { readExternalIds } from './indexes/external-ids.js';
 import type { SearchIndexFactory } from './structures/search-index.js';
 import { defaultSearchFactory } from './structures/default-structures.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
@@ -82,20 +83,17 @@ export class Engine {
       if (!metaBuf) continue;
       const meta = JSON.parse(metaBuf.toString()) as IndexMeta;
       meta.settings = { ...defaultSettings(), ...meta.settings };
-      // Both mostly wait on the store: the id map's scan runs while the segments are read.
-      const [handle, ext] = await Promise.all([this.openHandle(meta), this.readExternalIds(meta.id)]);
+      // Both mostly wait on the store: the id map is read while the segments are.
+      const [handle, { ext, convert }] = await Promise.all([this.openHandle(meta), readExternalIds(this.store, meta.id)]);
+      if (convert) {
+        const wb = this.store.batch();
+        convert(wb);
+        await wb.commit();
+      }
       handle.ext = ext;
       this.indexes.set(meta.uid, handle);
       if (this.lastUpdate === null || meta.updatedAt > this.lastUpdate) this.lastUpdate = meta.updatedAt;
     }
-  }
-
-  /** External document id → docid, as stored for index `id`. */
-  private async readExternalIds(id: number): Promise<Map<string, number>> {
-    const space = IndexHandle.externalIdSpaceOf(id);
-    const ext = new Map<string, number>();
-    for await (const e of this.store.scan({ prefix: space.prefix })) ext.set(space.strip(e.key).toString(), decodeUint(e.value, 0, 4));
-    return ext;
   }
 
   async openHandle(meta: IndexMeta): Promise<IndexHandle> {

@@ -19,6 +19,7 @@ import { Yielder } from '../fulltext/yielder.js';
 import { compileEdition, editDocument, TASK_LIMITS } from '../documents/edit-by-function.js';
 import { Interpreter } from '../rhai/interpreter.js';
 import { fromJson } from '../rhai/values.js';
+import { writeExternalIds } from '../indexes/external-ids.js';
 
 function succeeded(details: Record<string, unknown> | null): TaskOutcome {
   return { status: 'succeeded', details, error: null };
@@ -369,21 +370,14 @@ async function finishDocuments(
         wb.put(INDEX_UIDS.key(meta.uid), u64(meta.id));
         engine.writeEngineMeta(wb);
       }
-      if (st.cleared) {
-        wb.delPrefix(handle.docs.prefix);
-        wb.delPrefix(handle.extIds.prefix);
-      }
+      if (st.cleared) wb.delPrefix(handle.docs.prefix);
       const turns = new Yielder();
       for (const [docid, after] of st.changed) {
         if (after) wb.put(handle.docKey(docid), encoded.get(docid)!);
         else if (!st.cleared) wb.del(handle.docKey(docid));
         await turns.maybe();
       }
-      for (const [id, docid] of st.ext) {
-        if (docid === null) wb.del(handle.extKey(id));
-        else wb.put(handle.extKey(id), u32(docid));
-        await turns.maybe();
-      }
+      await writeExternalIds(engine.store, wb, meta.id, st.ext, (id) => handle.ext.get(id), st.cleared);
       wb.put(handle.metaKey(), JSON.stringify(meta));
       await update.write(wb);
     },
@@ -401,7 +395,6 @@ async function finishDocuments(
   };
 }
 
-const u32 = (n: number) => encodeUint(n, 4);
 const u64 = (n: number) => encodeUint(n, 8);
 
 /** Processes the settings tasks of one batch on one index; a missing index is created. */

@@ -29,7 +29,6 @@ export const INDEX_UIDS = new KeySpace('iu');
 export class IndexHandle {
   readonly space: KeySpace;
   readonly docs: KeySpace;
-  readonly extIds: KeySpace;
   readonly searchSpace: KeySpace;
 
   constructor(
@@ -40,12 +39,7 @@ export class IndexHandle {
   ) {
     this.space = INDEXES.child(String(meta.id));
     this.docs = IndexHandle.documentSpaceOf(meta.id);
-    this.extIds = IndexHandle.externalIdSpaceOf(meta.id);
     this.searchSpace = IndexHandle.searchSpaceOf(meta.id);
-  }
-
-  static externalIdSpaceOf(id: number): KeySpace {
-    return INDEXES.child(String(id)).child('e');
   }
 
   static documentSpaceOf(id: number): KeySpace {
@@ -66,9 +60,5 @@ export class IndexHandle {
 
   docKey(docid: number): Buffer {
     return this.docs.key(docid);
-  }
-
-  extKey(id: string): Buffer {
-    return this.extIds.key(id);
   }
 }

@@ -1,0 +1,138 @@
+// An index's external document ids (the primary key values) stored by docid, in chunks of
+// CHUNK_DOCIDS consecutive docids: one value per chunk rather than one key per document.
+// Reading a million one-key-per-id entries back took 5-8 s at open (the store's per-entry
+// cost); the same map read from about 250 chunks takes a fraction of a second. A batch
+// rewrites only the chunks whose docids it adds or removes; new documents get new docids, so
+// an import touches the last chunks only.
+//
+//   x\0<u32 chunk>   u32 count | per entry, by docid: u32 docid | u32 byte length | id (UTF-8)
+//   xv               the chunks are the map (absent: an index stored before them, whose ids
+//                    are one key each under e\0, converted at open)
+
+import type { KvReader, WriteBatch } from '../../store/kv.js';
+import { decodeUint, encodeUint, KeySpace } from '../../store/keys.js';
+import { INDEXES } from './index-handle.js';
+
+export const CHUNK_DOCIDS = 4096;
+
+export function chunkSpaceOf(indexId: number): KeySpace {
+  return INDEXES.child(String(indexId)).child('x');
+}
+
+export function chunkMarkerKey(indexId: number): Buffer {
+  return INDEXES.child(String(indexId)).key('xv');
+}
+
+/** The one-key-per-id layout of earlier versions. */
+export function legacySpaceOf(indexId: number): KeySpace {
+  return INDEXES.child(String(indexId)).child('e');
+}
+
+const chunkOf = (docid: number) => Math.floor(docid / CHUNK_DOCIDS);
+
+function encodeChunk(entries: readonly (readonly [number, string])[]): Buffer {
+  const bytes = entries.map(([, id]) => Buffer.from(id, 'utf8'));
+  const out = Buffer.allocUnsafe(4 + entries.reduce((n, _, i) => n + 8 + bytes[i]!.length, 0));
+  out.writeUInt32LE(entries.length, 0);
+  let at = 4;
+  entries.forEach(([docid], i) => {
+    out.writeUInt32LE(docid, at);
+    out.writeUInt32LE(bytes[i]!.length, at + 4);
+    bytes[i]!.copy(out, at + 8);
+    at += 8 + bytes[i]!.length;
+  });
+  return out;
+}
+
+function forEachEntry(b: Buffer, fn: (docid: number, id: string) => void): void {
+  const count = b.readUInt32LE(0);
+  let at = 4;
+  for (let i = 0; i < count; i++) {
+    const docid = b.readUInt32LE(at);
+    const len = b.readUInt32LE(at + 4);
+    fn(docid, b.toString('utf8', at + 8, at + 8 + len));
+    at += 8 + len;
+  }
+}
+
+/**
+ * Reads the map of index `indexId`. An index stored before chunks existed is read from its
+ * one-key-per-id layout and converted: `convert` receives the write that does it.
+ */
+export async function readExternalIds(
+  reader: KvReader,
+  indexId: number,
+): Promise<{ ext: Map<string, number>; convert: ((wb: WriteBatch) => void) | null }> {
+  const ext = new Map<string, number>();
+  if (await reader.get(chunkMarkerKey(indexId))) {
+    for await (const e of reader.scan({ prefix: chunkSpaceOf(indexId).prefix })) forEachEntry(e.value, (docid, id) => ext.set(id, docid));
+    return { ext, convert: null };
+  }
+  const legacy = legacySpaceOf(indexId);
+  for await (const e of reader.scan({ prefix: legacy.prefix })) ext.set(legacy.strip(e.key).toString(), decodeUint(e.value, 0, 4));
+  return {
+    ext,
+    convert: (wb) => {
+      const byChunk = new Map<number, [number, string][]>();
+      for (const [id, docid] of ext) {
+        const c = chunkOf(docid);
+        const list = byChunk.get(c) ?? [];
+        list.push([docid, id]);
+        byChunk.set(c, list);
+      }
+      const space = chunkSpaceOf(indexId);
+      wb.delPrefix(space.prefix);
+      for (const [c, list] of byChunk) wb.put(space.key(encodeUint(c, 4)), encodeChunk(list.sort((a, b) => a[0] - b[0])));
+      wb.put(chunkMarkerKey(indexId), Buffer.from([1]));
+      wb.delPrefix(legacy.prefix);
+    },
+  };
+}
+
+/**
+ * Writes a batch's changes to the map: `changes` maps an external id to its docid after the
+ * batch (null: removed), `before` gives its docid before the batch (undefined: none, and
+ * always so after `cleared`). Reads the chunks it rewrites from `reader` (the state before
+ * the batch).
+ */
+export async function writeExternalIds(
+  reader: KvReader,
+  wb: WriteBatch,
+  indexId: number,
+  changes: ReadonlyMap<string, number | null>,
+  before: (id: string) => number | undefined,
+  cleared: boolean,
+): Promise<void> {
+  const space = chunkSpaceOf(indexId);
+  if (cleared) wb.delPrefix(space.prefix);
+  const removed = new Set<number>();
+  const added = new Map<number, [number, string][]>();
+  const touched = new Set<number>();
+  for (const [id, docid] of changes) {
+    const old = cleared ? undefined : before(id);
+    if (old === docid) continue;
+    if (old !== undefined) {
+      removed.add(old);
+      touched.add(chunkOf(old));
+    }
+    if (docid !== null) {
+      const c = chunkOf(docid);
+      const list = added.get(c) ?? [];
+      list.push([docid, id]);
+      added.set(c, list);
+      touched.add(c);
+    }
+  }
+  const chunks = [...touched].sort((a, b) => a - b);
+  const stored = cleared ? chunks.map(() => null) : await reader.getMany(chunks.map((c) => space.key(encodeUint(c, 4))));
+  chunks.forEach((c, i) => {
+    const entries: [number, string][] = [];
+    const b = stored[i];
+    if (b) forEachEntry(b, (docid, id) => void (removed.has(docid) || entries.push([docid, id])));
+    for (const e of added.get(c) ?? []) entries.push(e);
+    const key = space.key(encodeUint(c, 4));
+    if (entries.length === 0) wb.del(key);
+    else wb.put(key, encodeChunk(entries.sort((x, y) => x[0] - y[0])));
+  });
+  wb.put(chunkMarkerKey(indexId), Buffer.from([1]));
+}
