@@ -23,6 +23,8 @@ const WORDS_PER_CHUNK = 4096;
 const PART_BYTES = 8 << 20;
 const SEGMENT_BLOB = 1;
 const DICTIONARY_BLOB = 2;
+/** Segment parts asked of the store ahead of the one being copied. */
+const PARTS_AHEAD = 2;
 
 export interface Meta {
   version: number;
@@ -167,12 +169,26 @@ export async function readStored(reader: KvReader, keys: IndexKeys): Promise<Sto
   }
   const live = new Map<number, BlobReader>(meta.segments.map((seq) => [seq, new BlobReader(SEGMENT_BLOB, `segment ${seq}`)]));
   const orphans = new Set<number>();
-  for await (const e of reader.scan({ prefix: keys.segments.prefix })) {
-    const k = keys.segments.strip(e.key);
-    const seq = k.readUInt32BE(0);
-    const r = live.get(seq);
-    if (r) r.add(k.readUInt32BE(4), e.value);
+  // The keys first, then the parts one by one with the next ones already asked for: the store
+  // reads them (into memory of its own, most of the cost) while this thread copies one.
+  const partKeys: Buffer[] = [];
+  for await (const e of reader.scan({ prefix: keys.segments.prefix, keysOnly: true })) {
+    const seq = keys.segments.strip(e.key).readUInt32BE(0);
+    if (live.has(seq)) partKeys.push(e.key);
     else orphans.add(seq);
+  }
+  const pending: Promise<Buffer | null>[] = [];
+  const ask = (i: number) => {
+    if (i < partKeys.length && pending[i] === undefined) pending[i] = reader.get(partKeys[i]!);
+  };
+  for (let i = 0; i < partKeys.length; i++) {
+    for (let j = i; j <= i + PARTS_AHEAD; j++) ask(j);
+    const value = await pending[i]!;
+    delete pending[i];
+    const k = keys.segments.strip(partKeys[i]!);
+    const seq = k.readUInt32BE(0);
+    // Gone since the scan: the blob reports the missing part.
+    if (value) live.get(seq)!.add(k.readUInt32BE(4), value);
   }
   const segments = meta.segments.map((seq) => decodeSegment(seq, live.get(seq)!));
   return { meta, words, dictionary, segments, orphans: [...orphans] };
