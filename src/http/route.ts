@@ -4,7 +4,6 @@ import type { ErrorCode } from '../errors/codes.js';
 import { jsonBodyAndText } from './body.js';
 import type { FieldDef, FieldsOf, ObjectSchema, Schema } from './schema.js';
 import { assertActionGranted } from '../auth/request-auth.js';
-import type { ReadAhead } from '../replication/consistent-reads.js';
 
 /** A route as the OpenAPI document describes it. */
 export interface RouteDoc {
@@ -60,12 +59,6 @@ export interface RouteDef<F extends Record<string, FieldDef>, B> extends Omit<Ro
   exactIntegers?: boolean;
   /** An open-ended stream (logs, server-sent events): sent as written, never compressed (that would hold it back). */
   streaming?: boolean;
-  /**
-   * A read without side effects (searches): on a node that must catch up with the leader
-   * before answering, it is worked out meanwhile and kept if the state did not move (see
-   * `ConsistentReads.readAhead`). It must not write to the reply itself.
-   */
-  readAhead?: boolean;
   handler: (req: FastifyRequest, reply: FastifyReply, input: RouteInput<FieldsOf<F>, B>) => Promise<unknown>;
 }
 
@@ -81,20 +74,12 @@ declare module 'fastify' {
     routeDocs: RouteDoc[];
     bodyLimits: BodyLimits;
   }
-  interface FastifyRequest {
-    /** Set by the read-your-writes hook for a `readAhead` route that must catch up first. */
-    readAhead: ReadAhead | null;
-  }
-  interface FastifyContextConfig {
-    readAhead?: boolean;
-  }
 }
 
 /** Makes `route()` usable on this app: the body limits routes read with, and the list of route descriptions. */
 export function prepareRoutes(app: FastifyInstance, limits: BodyLimits): void {
   app.decorate('bodyLimits', limits);
   app.decorate('routeDocs', [] as RouteDoc[]);
-  app.decorateRequest('readAhead', null);
 }
 
 function isEmptyBody(req: FastifyRequest): boolean {
@@ -107,7 +92,7 @@ function isEmptyBody(req: FastifyRequest): boolean {
  * what the document says and what the server accepts cannot drift apart.
  */
 export function route<F extends Record<string, FieldDef> = Record<string, never>, B = undefined>(app: FastifyInstance, def: RouteDef<F, B>): void {
-  const { handler, read: readMode, bodyCode, precheck, emptyBodyIs, largeBody, exactIntegers, streaming, readAhead, ...doc } = def;
+  const { handler, read: readMode, bodyCode, precheck, emptyBodyIs, largeBody, exactIntegers, streaming, ...doc } = def;
   const docs = app.routeDocs;
   if (!docs.some((r) => r.method === doc.method && r.url === doc.url)) docs.push(doc as RouteDoc);
   const read = readMode ?? (def.body ? 'checked' : 'raw');
@@ -116,7 +101,7 @@ export function route<F extends Record<string, FieldDef> = Record<string, never>
     method: def.method,
     url: def.url,
     // `status` tells hooks which routes create a task (202), such as the network's write forwarding.
-    config: { action: def.action, status: def.status, readAhead: readAhead ?? false },
+    config: { action: def.action, status: def.status },
     ...(streaming ? { compress: false as const } : {}),
     handler: async (req, reply) => {
       for (const a of def.alsoRequires ?? []) assertActionGranted(req, a);
@@ -133,8 +118,7 @@ export function route<F extends Record<string, FieldDef> = Record<string, never>
         precheck?.(raw, text);
         body = read === 'checked' && def.body ? def.body.parse(raw, { path: '', code: bodyCode ?? 'bad_request', mode: 'json' }) : raw;
       }
-      const input = { uid, query, body: body as B };
-      const out = req.readAhead ? await req.readAhead.run(() => handler(req, reply, input)) : await handler(req, reply, input);
+      const out = await handler(req, reply, { uid, query, body: body as B });
       if (reply.sent) return reply;
       reply.status(def.status);
       return out;

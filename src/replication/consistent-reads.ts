@@ -11,17 +11,6 @@ export interface ReadSources {
   readonly queue: TaskQueue;
   /** A read waited (whatever the outcome), for metrics. */
   observe?(outcome: 'ok' | 'timeout', seconds: number): void;
-  /** Changes whenever what a read may see changes: a log entry applied, a batch published. */
-  generation(): string;
-}
-
-/** A consistent read under way: the barrier it waits for, and the state it began on. */
-export interface ReadAhead {
-  /**
-   * Runs `answer` at once, on the state as it is, while the barrier is crossed; keeps its
-   * outcome (value or error) when the state did not move meanwhile, else answers again.
-   */
-  run<T>(answer: () => Promise<T>): Promise<T>;
 }
 
 /**
@@ -52,34 +41,6 @@ export class ConsistentReads {
       'consistent_read_timeout',
       `Node \`${this.s.nodeId}\` could not answer consistently within ${this.timeoutMs} ms: ${reason}. Retry in a moment (another node may answer), or start the nodes with \`--read-consistency stale\` to read whatever a node holds.`,
     );
-  }
-
-  /**
-   * Like `ready`, for a read without side effects: the answer is worked out while this node
-   * learns the leader's commit index, instead of after. When nothing was applied or published
-   * in between, that answer is the one the read would give once ready (the same state), so it
-   * is kept; otherwise the read answers again. Null when the read need not wait at all.
-   */
-  readAhead(mode: ReadConsistency = this.mode): ReadAhead | null {
-    if (mode === 'stale' || this.s.replicator.alone()) return null;
-    const barrier = this.ready(mode);
-    // Awaited in run(); a rejection before that is not an unhandled one.
-    barrier.catch(() => {});
-    const began = this.s.generation();
-    return {
-      run: async <T>(answer: () => Promise<T>): Promise<T> => {
-        const first = answer().then(
-          (value) => ({ ok: true as const, value }),
-          (error: unknown) => ({ ok: false as const, error }),
-        );
-        await barrier;
-        const got = await first;
-        // Checked once both are done: the first answer saw one state from start to end.
-        if (this.s.generation() !== began) return answer();
-        if (got.ok) return got.value;
-        throw got.error;
-      },
-    };
   }
 
   /** Null once consistent; otherwise why not, before `deadline`. */

@@ -191,13 +191,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   executor.on('idle', () => scheduler?.poke());
 
   const reads = new ConsistentReads(
-    {
-      nodeId: options.nodeId,
-      replicator,
-      queue,
-      observe: (outcome, seconds) => metrics.observeReadWait(outcome, seconds),
-      generation: () => `${queue.appliedIndex}:${executor.published}`,
-    },
+    { nodeId: options.nodeId, replicator, queue, observe: (outcome, seconds) => metrics.observeReadWait(outcome, seconds) },
     options.readConsistency,
     options.readTimeoutMs,
   );

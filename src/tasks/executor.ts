@@ -53,8 +53,6 @@ export class Executor extends EventEmitter<ExecutorEvents> {
   private running = false;
   /** The batch being processed, for `isIndexing` and `processing` statuses. */
   current: PendingBatch | null = null;
-  /** Batches whose writes this node has published so far (reads compare it to tell whether state moved). */
-  published = 0;
 
   constructor(
     private readonly store: KvStore,
@@ -216,7 +214,6 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     if (decided !== undefined) wb.del(DECIDED_FINISH.key(pb.uid));
     await wb.commit();
     publish();
-    this.published++;
     for (const t of staged.values()) {
       const l = q.tasks.get(t.uid);
       if (!l) continue;

@@ -8,8 +8,6 @@ import type { Contact } from '../../src/raft/driver.js';
 import { ReadIndexer } from '../../src/replication/read-index.js';
 import { ProcessingReports } from '../../src/replication/processing-reports.js';
 import { ReplicaHealth, type HealthSources } from '../../src/replication/replica-health.js';
-import { ConsistentReads } from '../../src/replication/consistent-reads.js';
-import type { TaskQueue } from '../../src/tasks/task-queue.js';
 
 class FakeDriver extends EventEmitter<{ readState: [ReadState] }> {
   asked: number[] = [];
@@ -190,79 +188,5 @@ describe('settling a batch once the members have it', () => {
     p.received('n2', 9);
     p.reset();
     expect(p.waitFor(4, 1_000, 1_100)).toBeGreaterThan(0);
-  });
-});
-
-describe('reads worked out while the node catches up', () => {
-  /** A node whose read index the test hands out, and whose state moves when the test says. */
-  function node() {
-    let answerIndex: (i: number | null) => void = () => {};
-    const state = { applied: 5, published: 0 };
-    const queue = { get appliedIndex() { return state.applied; }, latestDueBatch: () => undefined, processedThrough: () => true, pending: [] };
-    const reads = new ConsistentReads(
-      {
-        nodeId: 'n2',
-        replicator: {
-          alone: () => false,
-          readIndex: () => new Promise<number | null>((resolve) => (answerIndex = resolve)),
-          waitUntil: async (pred) => pred(),
-        },
-        queue: queue as unknown as TaskQueue,
-        generation: () => `${state.applied}:${state.published}`,
-      },
-      'consistent',
-      1_000,
-    );
-    return { reads, state, leaderSays: (i: number | null) => answerIndex(i) };
-  }
-
-  it('answers before the leader does, and keeps that answer when nothing moved', async () => {
-    const { reads, leaderSays } = node();
-    let runs = 0;
-    const ra = reads.readAhead()!;
-    const out = ra.run(async () => ++runs);
-    await new Promise((r) => setImmediate(r));
-    expect(runs).toBe(1);
-    leaderSays(5);
-    expect(await out).toBe(1);
-    expect(runs).toBe(1);
-  });
-
-  it('answers again when the node applied or published something meanwhile', async () => {
-    for (const move of ['applied', 'published'] as const) {
-      const { reads, state, leaderSays } = node();
-      let runs = 0;
-      const out = reads.readAhead()!.run(async () => `${++runs}:${state.applied}:${state.published}`);
-      await new Promise((r) => setImmediate(r));
-      state[move]++;
-      leaderSays(state.applied);
-      expect(await out).toBe(move === 'applied' ? '2:6:0' : '2:5:1');
-    }
-  });
-
-  it('keeps an error the state gave, and answers again when the state moved', async () => {
-    const gone = new Error('index not found');
-    const a = node();
-    const kept = a.reads.readAhead()!.run(async () => { throw gone; });
-    a.leaderSays(5);
-    await expect(kept).rejects.toBe(gone);
-    const b = node();
-    let runs = 0;
-    const again = b.reads.readAhead()!.run(async () => { if (++runs === 1) throw gone; return 'found'; });
-    await new Promise((r) => setImmediate(r));
-    b.state.applied++;
-    b.leaderSays(6);
-    expect(await again).toBe('found');
-  });
-
-  it('fails as a consistent read fails when no leader confirms, whatever the answer was', async () => {
-    const { reads, leaderSays } = node();
-    const out = reads.readAhead()!.run(async () => 'stale answer');
-    leaderSays(null);
-    await expect(out).rejects.toMatchObject({ code: 'consistent_read_timeout' });
-  });
-
-  it('does not wait at all for a stale read', () => {
-    expect(node().reads.readAhead('stale')).toBeNull();
   });
 });

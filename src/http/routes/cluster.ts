@@ -105,8 +105,7 @@ export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
     if (asked !== undefined && asked !== 'consistent' && asked !== 'stale') {
       throw new ApiError('invalid_header_value', `The \`Trine-Read-Consistency\` header must be \`consistent\` or \`stale\`, not \`${asked}\`.`);
     }
-    if (req.routeOptions.config.readAhead) req.readAhead = ctx.reads.readAhead(asked);
-    else await ctx.reads.ready(asked);
+    await ctx.reads.ready(asked);
   });
 
   app.addHook('preHandler', async (req) => {

@@ -29,7 +29,6 @@ export function facetSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
     method: 'POST',
     url: '/indexes/:indexUid/facet-search',
-    readAhead: true,
     summary: 'Search the values of a facet',
     tags: ['Facet search'],
     action: 'search',

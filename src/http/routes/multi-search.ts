@@ -224,7 +224,6 @@ export function multiSearchRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
     method: 'POST',
     url: '/multi-search',
-    readAhead: true,
     summary: 'Run several searches at once, separately or federated into one list',
     tags: ['Search'],
     action: 'search',

@@ -34,7 +34,6 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
     method: 'POST',
     url: '/indexes/:indexUid/search',
-    readAhead: true,
     summary: 'Search an index',
     tags: ['Search'],
     action: 'search',
@@ -48,7 +47,6 @@ export function searchRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
     method: 'GET',
     url: '/indexes/:indexUid/search',
-    readAhead: true,
     summary: 'Search an index with URL parameters',
     tags: ['Search'],
     action: 'search',

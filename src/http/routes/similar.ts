@@ -52,7 +52,6 @@ export function similarRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
     method: 'POST',
     url: '/indexes/:indexUid/similar',
-    readAhead: true,
     summary: 'Documents similar to a document, by one embedder',
     tags: ['Search'],
     action: 'search',
@@ -65,7 +64,6 @@ export function similarRoutes(app: FastifyInstance, ctx: AppContext): void {
   route(app, {
     method: 'GET',
     url: '/indexes/:indexUid/similar',
-    readAhead: true,
     summary: 'Documents similar to a document, parameters in the query string',
     tags: ['Search'],
     action: 'search',
