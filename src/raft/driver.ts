@@ -28,6 +28,9 @@ export interface RaftApplier {
   installSnapshot(snapshot: Snapshot): Promise<void>;
 }
 
+/** Log retained by a node that is the only member (see maybeCompact). */
+const ALONE_LOG_BYTES = 16 * 1024 * 1024;
+
 export interface DriverOptions {
   tickMs: number;
   /** Snapshot and compact when the retained log holds more than this many bytes. */
@@ -246,9 +249,13 @@ export class RaftDriver extends EventEmitter<DriverEvents> {
       await this.log.snapshotAndCompact(plan.index, plan.confState, plan.compactTo);
       return;
     }
-    if (this.log.heldBytes > this.opts.maxLogBytes) {
+    if (this.log.heldBytes > Math.min(this.opts.maxLogBytes, ALONE_LOG_BYTES)) {
       const st = this.node.status();
-      if (st.applied > this.log.memory.snapshotMeta().index) {
+      // A node alone has no one to send its log to: it keeps a little of it, not up to
+      // maxLogBytes, which it would hold in memory and read back at every start.
+      const cs = st.confState;
+      const alone = cs.learners.length === 0 && cs.voters.length === 1 && cs.voters[0] === st.id;
+      if ((alone || this.log.heldBytes > this.opts.maxLogBytes) && st.applied > this.log.memory.snapshotMeta().index) {
         await this.log.snapshotAndCompact(st.applied, this.node.confState(), st.applied);
       }
     }
