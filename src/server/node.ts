@@ -33,6 +33,9 @@ import { NetworkStore } from '../engine/network/network.js';
 import { batchTaskViews } from '../tasks/batch.js';
 import { LogHub, LogTargets } from '../util/log-hub.js';
 
+/** Bytes written since the last flush above which an idle node flushes its store (see the executor's idle handler). */
+const SETTLE_BYTES = 16 * 1024 * 1024;
+
 export interface RunningNode {
   app: FastifyInstance;
   ctx: AppContext;
@@ -188,7 +191,12 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     // was finished, and notified, by an earlier leader.
     if (replicator.isLeader() && b.decided === false) void delivery.batchFinished(b.uid, batchTaskViews(queue, b));
   });
-  executor.on('idle', () => scheduler?.poke());
+  executor.on('idle', () => {
+    scheduler?.poke();
+    // Nothing left to process: what large batches left in the store's memory goes to its
+    // files now, rather than being replayed from the write-ahead log after a crash.
+    store.settle(SETTLE_BYTES).catch((e: unknown) => log.warn({ err: e }, 'could not flush the store after a batch'));
+  });
 
   const reads = new ConsistentReads(
     { nodeId: options.nodeId, replicator, queue, observe: (outcome, seconds) => metrics.observeReadWait(outcome, seconds) },

@@ -50,6 +50,11 @@ export interface KvStore extends KvReader {
   snapshot(): KvSnapshot;
   /** Flushes the write-ahead log to disk: everything committed so far survives a power loss. */
   sync(): Promise<void>;
+  /**
+   * Writes what is held in memory to the store's files once more than `minBytes` were
+   * written since the last time, so that a restart after a crash replays little.
+   */
+  settle(minBytes: number): Promise<void>;
   /** Approximate bytes used on disk by keys in [start, end). */
   approximateSize(start: Buffer, end: Buffer): Promise<number>;
   /** Total bytes of the database directory. */

@@ -159,7 +159,17 @@ export class RocksStore implements KvStore {
     return new RocksSnapshot(this.db.snapshot());
   }
 
+  /** Bytes written since the memtables were last flushed by `settle` (an estimate). */
+  private unsettled = 0;
+
+  async settle(minBytes: number): Promise<void> {
+    if (this.unsettled <= minBytes) return;
+    this.unsettled = 0;
+    await this.db.flush();
+  }
+
   async applyOps(ops: Op[], sync: boolean): Promise<void> {
+    for (const op of ops) this.unsettled += op.t === 'put' ? op.k.length + op.v.length : op.t === 'del' ? op.k.length : op.s.length + op.e.length;
     if (ops.length > 0) {
       const w = this.db.write({ capacity: ops.length, autoDestroy: true });
       for (const op of ops) {
