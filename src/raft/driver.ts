@@ -249,15 +249,20 @@ export class RaftDriver extends EventEmitter<DriverEvents> {
       await this.log.snapshotAndCompact(plan.index, plan.confState, plan.compactTo);
       return;
     }
-    if (this.log.heldBytes > Math.min(this.opts.maxLogBytes, ALONE_LOG_BYTES)) {
+    // A node alone has no one to send its log to: it keeps a little of it, not up to
+    // maxLogBytes, which it would hold in memory and read back at every start.
+    const held = this.log.heldBytes;
+    if (held > this.opts.maxLogBytes || (held > ALONE_LOG_BYTES && this.alone())) {
       const st = this.node.status();
-      // A node alone has no one to send its log to: it keeps a little of it, not up to
-      // maxLogBytes, which it would hold in memory and read back at every start.
-      const cs = st.confState;
-      const alone = cs.learners.length === 0 && cs.voters.length === 1 && cs.voters[0] === st.id;
-      if ((alone || this.log.heldBytes > this.opts.maxLogBytes) && st.applied > this.log.memory.snapshotMeta().index) {
+      if (st.applied > this.log.memory.snapshotMeta().index) {
         await this.log.snapshotAndCompact(st.applied, this.node.confState(), st.applied);
       }
     }
+  }
+
+  /** Whether this node is the only member (no voter or learner to send entries to). */
+  private alone(): boolean {
+    const cs = this.node.confState();
+    return cs.learners.length === 0 && cs.voters.length === 1 && cs.voters[0] === this.node.id;
   }
 }
