@@ -87,7 +87,7 @@ export class Engine {
       const [handle, { ext, convert }] = await Promise.all([this.openHandle(meta), readExternalIds(this.store, meta.id)]);
       if (convert) {
         const wb = this.store.batch();
-        convert(wb);
+        await convert(wb);
         await wb.commit();
       }
       handle.ext = ext;

@@ -62,7 +62,7 @@ function forEachEntry(b: Buffer, fn: (docid: number, id: string) => void): void 
 export async function readExternalIds(
   reader: KvReader,
   indexId: number,
-): Promise<{ ext: Map<string, number>; convert: ((wb: WriteBatch) => void) | null }> {
+): Promise<{ ext: Map<string, number>; convert: ((wb: WriteBatch) => Promise<void>) | null }> {
   const ext = new Map<string, number>();
   if (await reader.get(chunkMarkerKey(indexId))) {
     for await (const e of reader.scan({ prefix: chunkSpaceOf(indexId).prefix })) forEachEntry(e.value, (docid, id) => ext.set(id, docid));
@@ -72,18 +72,9 @@ export async function readExternalIds(
   for await (const e of reader.scan({ prefix: legacy.prefix })) ext.set(legacy.strip(e.key).toString(), decodeUint(e.value, 0, 4));
   return {
     ext,
-    convert: (wb) => {
-      const byChunk = new Map<number, [number, string][]>();
-      for (const [id, docid] of ext) {
-        const c = chunkOf(docid);
-        const list = byChunk.get(c) ?? [];
-        list.push([docid, id]);
-        byChunk.set(c, list);
-      }
-      const space = chunkSpaceOf(indexId);
-      wb.delPrefix(space.prefix);
-      for (const [c, list] of byChunk) wb.put(space.key(encodeUint(c, 4)), encodeChunk(list.sort((a, b) => a[0] - b[0])));
-      wb.put(chunkMarkerKey(indexId), Buffer.from([1]));
+    // The whole map written as chunks, as a batch clearing the index and adding every id would.
+    convert: async (wb) => {
+      await writeExternalIds(reader, wb, indexId, ext, () => undefined, true);
       wb.delPrefix(legacy.prefix);
     },
   };
