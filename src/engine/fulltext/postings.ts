@@ -54,55 +54,90 @@ export function gallop(xs: Uint32Array, v: number, from: number): number {
   return from;
 }
 
+/** A list's documents, each once, and where each one's entries start; `starts` is null when every document has one entry. */
+export interface DocRuns {
+  docs: Uint32Array;
+  /** Entry index of each document's first entry, then one past the last entry. */
+  starts: Uint32Array | null;
+}
+
+const docRunsOf = new WeakMap<Uint32Array, DocRuns>();
+
+/**
+ * The documents of a list of entries (ascending docids, a document's entries together) and
+ * where their entries start. Lists are never changed in place (a batch replaces a list it
+ * touches), so this is built once per list and kept with it: searches then step over the
+ * documents of a frequent word rather than over its every occurrence.
+ */
+export function docRuns(list: Uint32Array): DocRuns {
+  let out = docRunsOf.get(list);
+  if (out !== undefined) return out;
+  let n = 0;
+  for (let i = 0, last = -1; i < list.length; i++) if (list[i] !== last) (last = list[i]!), n++;
+  if (n === list.length) out = { docs: list, starts: null };
+  else {
+    const docs = new Uint32Array(n);
+    const starts = new Uint32Array(n + 1);
+    for (let i = 0, k = 0, last = -1; i < list.length; i++) {
+      if (list[i] === last) continue;
+      last = list[i]!;
+      starts[k] = i;
+      docs[k++] = last;
+    }
+    starts[n] = list.length;
+    out = { docs, starts };
+  }
+  docRunsOf.set(list, out);
+  return out;
+}
+
 /**
  * [start, end) pairs of the entries of `list` (ascending docids, a document's entries
  * together) that belong to `docs` (ascending). A typed array: growing a plain array by
  * tens of thousands of pushes costs several times the walk itself.
  */
 export function entryRanges(list: Uint32Array, docs: Uint32Array): Uint32Array {
-  const out = new Uint32Array(2 * Math.min(list.length, docs.length));
+  const { docs: ld, starts } = docRuns(list);
+  const out = new Uint32Array(2 * Math.min(ld.length, docs.length));
   let n = 0;
-  if (list.length > 8 * docs.length) {
+  const push = (k: number): void => {
+    if (starts === null) {
+      out[n++] = k;
+      out[n++] = k + 1;
+    } else {
+      out[n++] = starts[k]!;
+      out[n++] = starts[k + 1]!;
+    }
+  };
+  if (ld.length > 8 * docs.length) {
     let j = 0;
-    for (let i = 0; i < docs.length && j < list.length; i++) {
+    for (let i = 0; i < docs.length && j < ld.length; i++) {
       const d = docs[i]!;
-      j = gallop(list, d, j);
-      if (j >= list.length || list[j] !== d) continue;
-      const start = j;
-      while (j < list.length && list[j] === d) j++;
-      out[n++] = start;
-      out[n++] = j;
+      j = gallop(ld, d, j);
+      if (j < ld.length && ld[j] === d) push(j++);
     }
     return out.subarray(0, n);
   }
-  if (docs.length > 8 * list.length) {
+  if (docs.length > 8 * ld.length) {
     let i = 0;
-    for (let j = 0; j < list.length && i < docs.length; ) {
-      const d = list[j]!;
-      let e = j + 1;
-      while (e < list.length && list[e] === d) e++;
+    for (let j = 0; j < ld.length && i < docs.length; j++) {
+      const d = ld[j]!;
       i = gallop(docs, d, i);
-      if (i < docs.length && docs[i] === d) {
-        out[n++] = j;
-        out[n++] = e;
-      }
-      j = e;
+      if (i < docs.length && docs[i] === d) push(j);
     }
     return out.subarray(0, n);
   }
   let i = 0;
   let j = 0;
-  while (i < docs.length && j < list.length) {
+  while (i < docs.length && j < ld.length) {
     const d = docs[i]!;
-    const l = list[j]!;
+    const l = ld[j]!;
     if (d < l) i++;
     else if (l < d) j++;
     else {
-      const start = j;
-      while (j < list.length && list[j] === d) j++;
-      out[n++] = start;
-      out[n++] = j;
+      push(j);
       i++;
+      j++;
     }
   }
   return out.subarray(0, n);

@@ -8,7 +8,7 @@ import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
-import { entryRanges, type Posting } from '../fulltext/postings.js';
+import { docRuns, entryRanges, type Posting } from '../fulltext/postings.js';
 
 import {
   COST_AT_0, EXACT_AT_START, EXACT_BITS, EXACT_PRESENT, EXACT_SHIFT, EXACT_WHOLE_FIELD, FID_MAX, FID_SHIFT, merge,
@@ -59,25 +59,9 @@ function postingId(p: object): number {
   return id;
 }
 
-const distinctOf = new WeakMap<Posting, Uint32Array>();
-
-/**
- * The documents of a posting list, each once. Lists are never changed in place (a batch
- * replaces a list it touches), so this is computed once per list and kept with it.
- */
+/** The documents of a posting list, each once (kept with the list, see docRuns). */
 function distinctDocs(p: Posting): Uint32Array {
-  let out = distinctOf.get(p);
-  if (out !== undefined) return out;
-  const docs = p.docs;
-  let n = 0;
-  for (let i = 0, last = -1; i < docs.length; i++) if (docs[i] !== last) (last = docs[i]!), n++;
-  if (n === docs.length) out = docs;
-  else {
-    out = new Uint32Array(n);
-    for (let i = 0, k = 0, last = -1; i < docs.length; i++) if (docs[i] !== last) out[k++] = last = docs[i]!;
-  }
-  distinctOf.set(p, out);
-  return out;
+  return docRuns(p.docs).docs;
 }
 
 /** Set in `mask` once a document's aggregates are filled. */
@@ -458,19 +442,49 @@ export class MatchTable {
     if (this.full || units.every((u) => this.scanned[u.id])) return true;
     if (!this.everyField || this.opts.excluded !== null) return false;
     if (this.anyExactField && units.some((u) => u.sources.some((s) => s.typo > 0))) return false;
-    const { agg, U } = this;
+    const { agg, U, mask } = this;
     for (const u of units) {
       if (this.scanned[u.id]) continue;
-      const sources = [...u.sources].sort((a, b) => a.typo - b.typo);
-      for (const src of sources) {
-        const unfilled = (TYPO_MASK_FILL | ((src.typo + u.baseTypo + 1) & TYPO_MASK)) >>> 0;
-        const list = distinctDocs(src.posting);
-        // Runs of a list of distinct documents are one entry long.
-        const runs = entryRanges(list, docs);
-        for (let r = 0; r < runs.length; r += 2) {
-          const slot = list[runs[r]!]! * U + u.id;
-          if ((agg[slot]! & TYPO_MASK) === 0) agg[slot] = unfilled;
+      const groups = typoGroups(u.sources);
+      if (groups.length === 0) continue;
+      // A document the unit's mask marks is in some source's list: one found in no other group
+      // is in the group left unread, the one with the most documents (the exact list of a
+      // common word, every derivation of a prefix). Documents found first in a group of more
+      // typos than that one are then looked up in its lists, a few among many.
+      let skip = 0;
+      for (let g = 1; g < groups.length; g++) if (groups[g]!.size > groups[skip]!.size) skip = g;
+      const left = groups[skip]!;
+      const leftFill = (TYPO_MASK_FILL | ((left.typo + u.baseTypo + 1) & TYPO_MASK)) >>> 0;
+      const above: number[] = [];
+      for (let g = 0; g < groups.length; g++) {
+        if (g === skip) continue;
+        const { typo, lists } = groups[g]!;
+        const fill = (TYPO_MASK_FILL | ((typo + u.baseTypo + 1) & TYPO_MASK)) >>> 0;
+        for (const list of lists) {
+          // Runs of a list of distinct documents are one entry long.
+          const runs = entryRanges(list, docs);
+          for (let r = 0; r < runs.length; r += 2) {
+            const d = list[runs[r]!]!;
+            const slot = d * U + u.id;
+            if ((agg[slot]! & TYPO_MASK) !== 0) continue;
+            agg[slot] = fill;
+            if (g > skip) above.push(d);
+          }
         }
+      }
+      if (above.length > 0) {
+        const found = Uint32Array.from(above).sort();
+        for (const list of left.lists) {
+          const runs = entryRanges(list, found);
+          for (let r = 0; r < runs.length; r += 2) agg[list[runs[r]!]! * U + u.id] = leftFill;
+        }
+      }
+      const bit = (1 << u.id) >>> 0;
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i]!;
+        if ((mask[d]! & bit) === 0) continue;
+        const slot = d * U + u.id;
+        if ((agg[slot]! & TYPO_MASK) === 0) agg[slot] = leftFill;
       }
     }
     return true;
@@ -593,6 +607,26 @@ export class MatchTable {
     }
     this.buffers.release();
   }
+}
+
+interface TypoGroup {
+  typo: number;
+  /** The distinct documents of each source of this typo count. */
+  lists: Uint32Array[];
+  size: number;
+}
+
+/** A unit's sources by typo count, fewest typos first. */
+function typoGroups(sources: readonly Source[]): TypoGroup[] {
+  const groups: TypoGroup[] = [];
+  for (const src of [...sources].sort((a, b) => a.typo - b.typo)) {
+    let g = groups[groups.length - 1];
+    if (g === undefined || g.typo !== src.typo) groups.push((g = { typo: src.typo, lists: [], size: 0 }));
+    const list = distinctDocs(src.posting);
+    g.lists.push(list);
+    g.size += list.length;
+  }
+  return groups;
 }
 
 /** A slot with a typo count and the worst position and attribute costs: see fillTypos. */
