@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { proximityRule } from '../../src/engine/ranking/proximity.js';
+import { PENDING, type RankingRule } from '../../src/engine/ranking/rule.js';
 import { globalScore, mergeRank } from '../../src/engine/ranking/rank.js';
+import { rng } from '../bench/wordnet.js';
 import { buildIndex, ids, search } from './search-helpers.js';
 
 describe('words', () => {
@@ -48,6 +51,54 @@ describe('proximity', () => {
     const scores = search(s, 'quick brown ').hits.map((h) => h.details['proximity']!['score']);
     expect(scores[0]).toBe(1);
     expect(scores[3]).toBeLessThan(scores[1] as number);
+  });
+
+  it('ranks a large bucket the same when it reads the pairs in stages as when it costs every document', async () => {
+    // 3,000 documents holding "in", "or" and a word starting with "th" at seeded distances:
+    // the bucket is large enough for the staged reading, and deep pages reach its pending part.
+    const r = rng(5);
+    const rnd = (n: number) => Math.floor(r() * n);
+    const fill = ['lamp', 'river', 'stone', 'cloud', 'glass', 'wheat', 'amber', 'coral'];
+    const ths = ['the', 'then', 'there', 'their', 'thorn', 'thistle', 'thaw'];
+    const docs = Array.from({ length: 3000 }, (_, i) => {
+      const words = Array.from({ length: 30 + rnd(20) }, () => fill[rnd(fill.length)]!);
+      const at = rnd(words.length - 20);
+      const or = at + 1 + rnd(12);
+      words[at] = 'in';
+      words[or] = 'or';
+      words[or + 1 + rnd(6)] = ths[rnd(ths.length)]!;
+      return { id: i, t: words.join(' '), g: i % 40 };
+    });
+    const s = await buildIndex(docs, { filterableAttributes: ['g'] });
+    const staged = proximityRule.partialCosts!;
+    const rule = proximityRule as { partialCosts?: RankingRule['partialCosts'] };
+    let pending = 0;
+    let expanded = 0;
+    rule.partialCosts = (ctx, docs, need) => {
+      const out = staged(ctx, docs, need);
+      if (out?.costs.includes(PENDING)) {
+        pending++;
+        return { costs: out.costs, rest: (p) => (expanded++, out.rest(p)) };
+      }
+      return out;
+    };
+    // Pages within the cheapest documents, past them, and with distinct values (the duplicates
+    // dropped leave the page to be filled from the pending documents).
+    const pages = [[0, 10, null], [0, 1, null], [40, 20, null], [700, 30, null], [2900, 100, null], [0, 10, 'g'], [20, 15, 'g']] as const;
+    const ranked = ([offset, limit, distinct]: (typeof pages)[number]) =>
+      search(s, 'in or th', { offset, limit, distinct, scores: false }).hits.map((h) => h.docid);
+    const withStages = pages.map(ranked);
+    expect(pending).toBeGreaterThan(0);
+    expect(expanded).toBeGreaterThan(0);
+    delete rule.partialCosts;
+    try {
+      expect(pages.map(ranked)).toEqual(withStages);
+    } finally {
+      rule.partialCosts = staged;
+    }
+    expect(withStages[0]).toHaveLength(10);
+    expect(withStages[4]!.length).toBeGreaterThan(0);
+    expect(withStages[6]).toHaveLength(15);
   });
 });
 

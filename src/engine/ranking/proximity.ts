@@ -8,7 +8,7 @@ import type { Unit } from '../search/derivations.js';
 import { bestChain, tilingProximityMax, type Level } from '../search/levels.js';
 import { closestPair, MAX_PAIR_COST } from '../search/pair-proximity.js';
 import { localScore, rankFromCost } from './rank.js';
-import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
+import { mapCosts, PENDING, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 
 function extraWords(u: Unit): number {
@@ -64,6 +64,26 @@ export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<number,
   return Number.isFinite(c) ? c : 0;
 }
 
+/** Buckets from which the proximity rule reads its pairs in stages (partialCosts). */
+const STAGED_DOCS = 1024;
+/** Staged only when the first pair's bound leaves at most 1/SELECTIVE of the bucket at its lowest. */
+const SELECTIVE = 8;
+
+/** Pairs of units of the level that follow each other in a tiling and in the query. */
+function levelPairs(level: Level): [Unit, Unit][] {
+  const out: [Unit, Unit][] = [];
+  for (const a of level.units) {
+    for (const b of level.units) if (b.from === a.to + 1 && adjacent(a.unit, b.unit)) out.push([a.unit, b.unit]);
+  }
+  return out;
+}
+
+function entries(u: Unit): number {
+  let n = 0;
+  for (const s of u.sources) n += s.posting.docs.length;
+  return n;
+}
+
 /** The highest cost over the query paths the documents of the bucket took. */
 function maxProximity(ctx: RankingContext, level: Level, paths: Uint32Array | null): number {
   return ctx.tilingMax('proximity', level, paths, (t) => tilingProximityMax(t, MAX_PAIR_COST));
@@ -88,13 +108,75 @@ export const proximityRule: RankingRule = {
     const level = ctx.commonLevel(docs);
     if (level) {
       bulk = new Map();
-      for (const a of level.units) {
-        for (const b of level.units) {
-          if (b.from === a.to + 1 && adjacent(a.unit, b.unit)) bulk.set(pairKey(a.unit, b.unit), ctx.pairCosts(a.unit, b.unit, docs));
-        }
-      }
+      for (const [a, b] of levelPairs(level)) bulk.set(pairKey(a, b), ctx.pairCosts(a, b, docs));
     }
     return mapCosts(ctx, docs, (d) => proximityCost(ctx, d, bulk));
+  },
+  partialCosts(ctx, docs, need) {
+    if (docs.length < STAGED_DOCS || need * 4 > docs.length || singleUnit(ctx, docs)) return null;
+    const level = ctx.commonLevel(docs);
+    if (!level) return null;
+    const pairs = levelPairs(level);
+    if (pairs.length < 2) return null;
+    const bucket = docs.length;
+    // The pair read first, for every document, bounds each document's cost from below (a pair
+    // not read counts 0): the other pairs are read only for the documents whose bound can
+    // still reach the first page. First a pair of two single words, which every tiling
+    // without n-grams holds, of the fewest posting entries, so that a prefix's many
+    // derivations are read for the few documents left in the running.
+    const rank = ([a, b]: [Unit, Unit]) => (a.start === a.end && b.start === b.end ? 0 : 2 ** 40) + entries(a) + entries(b);
+    pairs.sort((x, y) => rank(x) - rank(y));
+    const [a0, b0] = pairs[0]!;
+    const first = ctx.pairCosts(a0, b0, docs, bucket);
+    if (!first) return null;
+    const zero = new Uint8Array(first.length);
+    const bound = new Map<number, Uint8Array | null>(pairs.map(([a, b]) => [pairKey(a, b), zero]));
+    bound.set(pairKey(a0, b0), first);
+    const lower = mapCosts(ctx, docs, (d) => proximityCost(ctx, d, bound));
+    // A bound that leaves many documents at its lowest value leaves the other pairs to read
+    // for most of the bucket anyway (and a prefix's derivations cost nearly as much for a
+    // part of it as for all of it): every cost is then computed at once, this pair read.
+    let min = PENDING;
+    let least = 0;
+    for (let i = 0; i < docs.length; i++) {
+      const v = lower[i]!;
+      if (v < min) (min = v), (least = 0);
+      if (v === min) least++;
+    }
+    if (least * SELECTIVE > docs.length) return null;
+    const read = (subset: Uint32Array): Map<number, Uint8Array | null> => {
+      const exact = new Map<number, Uint8Array | null>();
+      for (const [a, b] of pairs) exact.set(pairKey(a, b), ctx.pairCosts(a, b, subset, bucket));
+      return exact;
+    };
+    const costs = ctx.scratch.ints(docs.length).fill(PENDING);
+    const bounds = [...new Set(lower)].sort((x, y) => x - y);
+    const done = new Uint8Array(docs.length);
+    for (const t of bounds) {
+      const ids: number[] = [];
+      for (let i = 0; i < docs.length; i++) if (done[i] === 0 && lower[i]! <= t) ids.push(i);
+      if (ids.length > 0) {
+        const exact = read(Uint32Array.from(ids, (i) => docs[i]!));
+        for (const i of ids) {
+          done[i] = 1;
+          costs[i] = proximityCost(ctx, docs[i]!, exact);
+        }
+      }
+      // Every document of cost t or less has its cost now (its bound is at most t).
+      let within = 0;
+      for (let i = 0; i < docs.length; i++) if (costs[i]! <= t) within++;
+      if (within >= need) {
+        for (let i = 0; i < docs.length; i++) if (costs[i]! > t) costs[i] = PENDING;
+        break;
+      }
+    }
+    return {
+      costs,
+      rest: (pending) => {
+        const exact = read(pending);
+        return mapCosts(ctx, pending, (d) => proximityCost(ctx, d, exact));
+      },
+    };
   },
   ranks(ctx, d, cost, paths) {
     return [rankFromCost(cost, maxProximity(ctx, ctx.levelOf(d), paths))];

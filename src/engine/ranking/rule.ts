@@ -31,9 +31,11 @@ export interface RankingContext {
   commonLevel(docs: Uint32Array): Level | null;
   /**
    * Pair costs (by docid) of `left` then `right` for a large set of documents, or null
-   * when the documents are few enough to be handled one by one.
+   * when the documents are few enough to be handled one by one. `bucket` (default: the
+   * number of documents) is the size of the bucket they come from, which decides how: a
+   * bucket's costs are the same whichever of its documents are asked for first.
    */
-  pairCosts(left: Unit, right: Unit, docs: Uint32Array): Uint8Array | null;
+  pairCosts(left: Unit, right: Unit, docs: Uint32Array, bucket?: number): Uint8Array | null;
   /** Per-query memo (maxima per level, sort orders). */
   memo<T>(key: string, make: () => T): T;
   /** Highest attribute weight among the searchable fields. */
@@ -62,6 +64,15 @@ export interface RankingContext {
 
 export type DetailEntry = [key: string, value: Record<string, unknown>];
 
+/** The cost of a document whose cost a rule has not computed yet (see partialCosts). */
+export const PENDING = 0x7fffffff;
+
+export interface PartialCosts {
+  costs: Int32Array;
+  /** Costs of the pending documents (a subset of the bucket, ascending). */
+  rest(pending: Uint32Array): Int32Array;
+}
+
 export interface RankingRule {
   readonly name: string;
   /** Sort rules order documents but take no part in `_rankingScore`. */
@@ -69,6 +80,13 @@ export interface RankingRule {
   /** Reads the per-document match aggregates (so they must be filled first). */
   readonly usesMatches: boolean;
   costs(ctx: RankingContext, docs: Uint32Array): Int32Array;
+  /**
+   * The costs of the cheapest documents of a large bucket when only `need` of them are
+   * wanted: every document left at {@link PENDING} costs more than every cost given, and at
+   * least `need` documents have theirs (or none is pending). `rest` gives the pending ones'
+   * costs if the bucket sort gets to them. Null: the rule costs every document.
+   */
+  partialCosts?(ctx: RankingContext, docs: Uint32Array, need: number): PartialCosts | null;
   /** The cost every one of these documents has, when the rule cannot tell them apart. */
   constant?(ctx: RankingContext, docs: Uint32Array): number | null;
   /**

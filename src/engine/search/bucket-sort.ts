@@ -10,7 +10,7 @@
 // time budget ran out are reported as skipped.
 
 import { globalScore, SKIPPED_RANK, type Rank } from '../ranking/rank.js';
-import type { RankingContext, RankingRule } from '../ranking/rule.js';
+import { PENDING, type PartialCosts, type RankingContext, type RankingRule } from '../ranking/rule.js';
 import type { SearchScratch } from './scratch.js';
 
 export interface BucketSortInput {
@@ -107,6 +107,25 @@ export function groupByCost(docs: Uint32Array, costs: Int32Array, scratch: Searc
   return groups;
 }
 
+/** Groups of the costed documents, cheapest first, then one group of the pending ones. */
+function groupPartial(docs: Uint32Array, costs: Int32Array, scratch: SearchScratch): Group[] {
+  const n = docs.length;
+  let pending = 0;
+  for (let i = 0; i < n; i++) if (costs[i] === PENDING) pending++;
+  if (pending === 0) return groupByCost(docs, costs, scratch);
+  const known = scratch.uints(n - pending);
+  const knownCosts = scratch.ints(n - pending);
+  const rest = scratch.uints(pending);
+  for (let i = 0, k = 0, p = 0; i < n; i++) {
+    if (costs[i] === PENDING) rest[p++] = docs[i]!;
+    else {
+      known[k] = docs[i]!;
+      knownCosts[k++] = costs[i]!;
+    }
+  }
+  return [...groupByCost(known, knownCosts, scratch), { cost: PENDING, docs: rest }];
+}
+
 /**
  * Indexes 0..n-1 ordered by cost then index. Cost and index packed into one double sort
  * natively (a comparator sort of tens of thousands of candidates costs milliseconds); a
@@ -178,12 +197,21 @@ export function bucketSort(input: BucketSortInput): BucketSortOutput {
     const rule = rules[r]!;
     const same = rule.constant?.(ctx, docs) ?? null;
     let groups: Group[];
+    let partial: PartialCosts | null = null;
     if (same !== null) groups = [{ cost: same, docs }];
     else {
       if (rule.usesMatches) ctx.prepare(docs);
-      groups = groupByCost(docs, rule.costs(ctx, docs), ctx.scratch);
+      // With a threshold every bucket is scored: no rule may stop at the first page.
+      if (threshold === null) partial = rule.partialCosts?.(ctx, docs, need - emitted) ?? null;
+      groups = partial ? groupPartial(docs, partial.costs, ctx.scratch) : groupByCost(docs, rule.costs(ctx, docs), ctx.scratch);
     }
-    for (const g of groups) {
+    for (let k = 0; k < groups.length; k++) {
+      const g = groups[k]!;
+      if (partial !== null && g.cost === PENDING) {
+        // The cheaper groups did not fill the page: the rest are costed now, and all cost more.
+        groups.push(...groupByCost(g.docs, partial!.rest(g.docs), ctx.scratch));
+        continue;
+      }
       let next = ranks;
       if (threshold !== null && !rule.isSort) {
         next = [...ranks, ...rule.ranks(ctx, g.docs[0]!, g.cost, paths)];

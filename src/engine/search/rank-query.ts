@@ -282,12 +282,12 @@ class Context implements RankingContext {
 
   private readonly pairCache = new Map<string, { out: Uint8Array; done: Uint8Array }>();
 
-  pairCosts(left: Unit, right: Unit, docs: Uint32Array): Uint8Array | null {
+  pairCosts(left: Unit, right: Unit, docs: Uint32Array, bucket = docs.length): Uint8Array | null {
     const table = this.table;
-    if (!table || docs.length < LEAST_TYPO_PAIR_DOCS) return null;
+    if (!table || bucket < LEAST_TYPO_PAIR_DOCS) return null;
     // Thousands of documents: every derivation's occurrences count. Fewer: only those of
     // each document's least-typo derivations, as its occurrences (from its record) would.
-    const leastTypo = docs.length < BULK_PAIR_DOCS;
+    const leastTypo = bucket < BULK_PAIR_DOCS;
     if (leastTypo && !table.fillTypos(docs, [left, right])) return null;
     const key = `${leastTypo ? 'least' : 'all'}:${left.id}:${right.id}`;
     const n = this.state.capacity + 1;
