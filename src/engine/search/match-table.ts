@@ -141,7 +141,6 @@ export class MatchTable {
         for (const u of units) if (u.start !== 0) this.maskUnit(u, true);
       } else for (const u of units) this.maskUnit(u, false);
       this.collect();
-      if (keptKey !== null) this.recordScan(keptKey);
     } catch (e) {
       this.release();
       throw e;
@@ -191,14 +190,19 @@ export class MatchTable {
     }
   }
 
-  /**
-   * What a one-unit, unfiltered scan depends on, or null when it is not worth keeping: the
-   * posting lists read (by identity: a state never changes a list, it replaces it), the
-   * unit's shape and the query's field weights.
-   */
+  /** The key of the table's only unit's scan (see unitScanKey), null with several units. */
   private scanKey(): string | null {
-    if (this.units.length !== 1 || this.opts.excluded !== null) return null;
-    const u = this.units[0]!;
+    return this.units.length === 1 ? this.unitScanKey(this.units[0]!) : null;
+  }
+
+  /**
+   * What an unfiltered scan of a unit depends on, or null when it is not worth keeping: the
+   * posting lists read (by identity: a state never changes a list, it replaces it), the
+   * unit's shape and the query's field weights. Slots do not depend on the other units, so
+   * a scan kept by one query serves every query reading the same unit.
+   */
+  private unitScanKey(u: Unit): string | null {
+    if (this.opts.excluded !== null) return null;
     let entries = 0;
     const parts: (string | number)[] = [u.qpos, u.qposEnd, u.end - u.start, u.baseTypo];
     for (const src of u.sources) {
@@ -209,7 +213,7 @@ export class MatchTable {
     return `scan:${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.rankWeights?.join(',') ?? ''}|${this.opts.exactFields.join(',')}`;
   }
 
-  /** Fills the table from a kept scan of this state, if there is one. */
+  /** Fills the table of a single unit from a kept scan of this state, if there is one. */
   private replayScan(key: string): boolean {
     const kept = this.state.memo.get(key) as KeptScan | undefined;
     if (!kept) return false;
@@ -230,24 +234,61 @@ export class MatchTable {
   }
 
   /**
-   * Keeps the outcome of a large one-unit scan for the next searches of the same state:
-   * the short prefixes typed first in search-as-you-type read the longest lists there are.
+   * Keeps the outcome of a large scan of a unit for the next searches of the same state: the
+   * short prefixes typed first in search-as-you-type read the longest lists there are.
    */
-  private recordScan(key: string): void {
+  private keep(key: string, docs: Uint32Array, values: Uint32Array): void {
     const memo = this.state.memo;
     const budget = (memo.get(KEPT_SCAN_BUDGET) as { docs: number } | undefined) ?? { docs: 0 };
-    if (budget.docs + this.docs.length > KEPT_SCAN_MAX_DOCS) return;
-    budget.docs += this.docs.length;
+    if (budget.docs + docs.length > KEPT_SCAN_MAX_DOCS) return;
+    budget.docs += docs.length;
     memo.set(KEPT_SCAN_BUDGET, budget);
-    const id = this.units[0]!.id;
-    const values = new Uint32Array(this.docs.length);
-    for (let i = 0; i < this.docs.length; i++) values[i] = this.agg[this.docs[i]! * this.U + id]!;
-    memo.set(key, { docs: this.docs, values } satisfies KeptScan);
+    memo.set(key, { docs, values } satisfies KeptScan);
+  }
+
+  /**
+   * Reads a unit's posting lists for every document, or replays the same read kept by an
+   * earlier query of this state: the common word of a query ("a", "of", "the") ranks whole
+   * buckets of a hundred thousand documents, and is read by query after query.
+   */
+  private scanUnitKept(u: Unit): void {
+    const key = this.unitScanKey(u);
+    const kept = key === null ? undefined : (this.state.memo.get(key) as KeptScan | undefined);
+    const { mask, agg, blocks, U } = this;
+    const bit = (1 << u.id) >>> 0;
+    if (kept !== undefined) {
+      const { docs, values } = kept;
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i]!;
+        const m = mask[d]!;
+        if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
+        mask[d] = (m | bit) >>> 0;
+        agg[d * U + u.id] = values[i]!;
+      }
+      return;
+    }
+    this.scanUnit(u);
+    if (key === null) return;
+    // The unit's slots the scan filled: every document of its lists the query's fields keep.
+    const docs: number[] = [];
+    const nb = (this.state.capacity >>> 5) + 1;
+    for (let i = 0; i < nb; i++) {
+      let b = blocks[i]!;
+      while (b !== 0) {
+        const low = b & -b;
+        const d = (i << 5) + 31 - Math.clz32(low);
+        if ((mask[d]! & bit) !== 0 && (agg[d * U + u.id]! & TYPO_MASK) !== 0) docs.push(d);
+        b = (b ^ low) >>> 0;
+      }
+    }
+    const values = new Uint32Array(docs.length);
+    for (let i = 0; i < docs.length; i++) values[i] = agg[docs[i]! * U + u.id]!;
+    this.keep(key, Uint32Array.from(docs), values);
   }
 
   /** Fills masks and aggregates of every document from the posting lists. */
   private scanAll(): void {
-    for (const u of this.units) this.scanUnit(u);
+    for (const u of this.units) this.scanUnitKept(u);
     this.scanned.fill(true);
     this.full = true;
   }
@@ -373,7 +414,7 @@ export class MatchTable {
       // Merging is idempotent, so documents already filled from their records are fine.
       for (const u of units) {
         if (this.scanned[u.id]) continue;
-        this.scanUnit(u);
+        this.scanUnitKept(u);
         this.scanned[u.id] = true;
       }
       this.full = this.scanned.every(Boolean);
