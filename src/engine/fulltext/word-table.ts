@@ -99,6 +99,15 @@ export function firstChar(word: string): string {
   return c >= 0xd800 && c <= 0xdbff && word.length > 1 ? word.slice(0, 2) : word.slice(0, 1);
 }
 
+/** The words of a SortedWords as one array of UTF-16 code units; word i is units[starts[i], starts[i + 1]). */
+export interface WordCodes {
+  units: Uint16Array;
+  starts: Uint32Array;
+}
+
+/** Runs of words sharing a prefix up to this long are found by reading prefix lengths in turn. */
+const SHORT_RUN = 16;
+
 /**
  * Every word in code-unit order (the order of the reference's FST for the common
  * scripts), with the word ids alongside. Immutable: a batch that adds words builds a
@@ -231,9 +240,37 @@ export class SortedWords {
     return this.lcpTable()[0]!;
   }
 
+  private flat: WordCodes | null = null;
+
+  /**
+   * Every word's code units laid end to end, in order: the typo search reads the words of a
+   * first letter one after the other, and strings scattered over the heap cost a cache miss
+   * each. Built on first use.
+   */
+  codes(): WordCodes {
+    if (this.flat) return this.flat;
+    const n = this.words.length;
+    const starts = new Uint32Array(n + 1);
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      starts[i] = total;
+      total += this.words[i]!.length;
+    }
+    starts[n] = total;
+    const units = new Uint16Array(total);
+    for (let i = 0; i < n; i++) {
+      const w = this.words[i]!;
+      const at = starts[i]!;
+      for (let k = 0; k < w.length; k++) units[at + k] = w.charCodeAt(k);
+    }
+    this.flat = { units, starts };
+    return this.flat;
+  }
+
   /** Builds the lookup tables now (off the query path) rather than on first use. */
   prepare(): this {
     this.lcpTable();
+    this.codes();
     return this;
   }
 
@@ -244,7 +281,13 @@ export class SortedWords {
       return lowerBound(this.words, prefix + '\uffff', i, hi);
     }
     const t = this.lcpTable();
+    const lcp = t[0]!;
+    // Most runs the typo search skips are a few words long: their neighbours' prefix
+    // lengths, side by side, are read before the sparse table's scattered levels.
     let j = i + 1;
+    const near = Math.min(hi, i + SHORT_RUN);
+    while (j < near && lcp[j]! >= len) j++;
+    if (j < near || j === hi) return j;
     for (let k = t.length - 1; k >= 0; k--) {
       const span = 1 << k;
       if (j + span <= hi && t[k]![j]! >= len) j += span;

@@ -46,12 +46,11 @@ class Rows {
 }
 
 /**
- * Walks words[lo, hi) and reports each word within `k` of `q` (distance ≥ 1) through
+ * Walks the sorted words [lo, hi) and reports each word within `k` of `q` (distance ≥ 1) through
  * `emit(index, distance)`; `emit` returns false to stop. In prefix mode words whose
  * prefix equals `q` are skipped (they are the zero-typo prefix derivations).
  */
 function walk(
-  words: readonly string[],
   lo: number,
   hi: number,
   q: string,
@@ -71,19 +70,21 @@ function walk(
   // Each word's common prefix with the one before it, from the dictionary's table: the rows
   // of that prefix are still valid (when computed that deep) and are reused.
   const shared = sorted.prefixLengths();
+  const { units, starts } = sorted.codes();
   let valid = 0;
   let i = lo;
   while (i < hi) {
-    const w = words[i]!;
-    const l = i === lo ? 0 : Math.min(valid, shared[i]!, w.length);
+    const at = starts[i]!;
+    const len = starts[i + 1]! - at;
+    const l = i === lo ? 0 : Math.min(valid, shared[i]!, len);
     let skipTo = -1;
     let depth = l + 1;
-    for (; depth <= w.length; depth++) {
-      const c = w.charCodeAt(depth - 1);
+    for (; depth <= len; depth++) {
+      const c = units[at + depth - 1]!;
       const up = rows.get(depth - 1);
       const cur = rows.get(depth);
       const up2 = depth >= 2 ? rows.rows[depth - 2]! : null;
-      const pc = depth >= 2 ? w.charCodeAt(depth - 2) : -1;
+      const pc = depth >= 2 ? units[at + depth - 2]! : -1;
       // Only cells within k of the diagonal can stay within budget (Ukkonen's band).
       const jlo = depth - k > 1 ? depth - k : 1;
       const jhi = depth + k < m ? depth + k : m;
@@ -136,7 +137,7 @@ function walk(
       i = skipTo;
       continue;
     }
-    const end = w.length;
+    const end = len;
     const d = prefix ? rows.best[end]! : Math.abs(end - m) <= k ? rows.get(end)[m]! : INF;
     if (d >= 1 && d <= k && !emit(i, d)) return;
     i++;
@@ -189,7 +190,7 @@ export function typoDerivations(
   if (maxTypos <= 0 || q.length === 0) return out;
   const [lo, hi] = sorted.prefixRange(firstChar(q));
   const k = maxTypos >= 2 ? 2 : 1;
-  walk(sorted.words, lo, hi, q, k, prefix, sorted, (i, d) => {
+  walk(lo, hi, q, k, prefix, sorted, (i, d) => {
     if (!live(i)) return true;
     if (d === 1 && out.one.length < MAX_ONE_TYPO) out.one.push(i);
     else if (d === 2 && out.two.length < MAX_TWO_TYPOS) out.two.push(i);
