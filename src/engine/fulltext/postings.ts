@@ -54,40 +54,25 @@ export function gallop(xs: Uint32Array, v: number, from: number): number {
   return from;
 }
 
-/** A list's documents, each once, and where each one's entries start; `starts` is null when every document has one entry. */
-export interface DocRuns {
-  docs: Uint32Array;
-  /** Entry index of each document's first entry, then one past the last entry. */
-  starts: Uint32Array | null;
-}
-
-const docRunsOf = new WeakMap<Uint32Array, DocRuns>();
+const distinctOf = new WeakMap<Uint32Array, Uint32Array>();
 
 /**
- * The documents of a list of entries (ascending docids, a document's entries together) and
- * where their entries start. Lists are never changed in place (a batch replaces a list it
- * touches), so this is built once per list and kept with it: searches then step over the
- * documents of a frequent word rather than over its every occurrence.
+ * The documents of a list of entries (ascending docids, a document's entries together),
+ * each once. Lists are never changed in place (a batch replaces a list it touches), so this
+ * is computed once per list and kept with it: searches then step over the documents of a
+ * frequent word rather than over its every occurrence.
  */
-export function docRuns(list: Uint32Array): DocRuns {
-  let out = docRunsOf.get(list);
+export function distinctDocs(list: Uint32Array): Uint32Array {
+  let out = distinctOf.get(list);
   if (out !== undefined) return out;
   let n = 0;
   for (let i = 0, last = -1; i < list.length; i++) if (list[i] !== last) (last = list[i]!), n++;
-  if (n === list.length) out = { docs: list, starts: null };
+  if (n === list.length) out = list;
   else {
-    const docs = new Uint32Array(n);
-    const starts = new Uint32Array(n + 1);
-    for (let i = 0, k = 0, last = -1; i < list.length; i++) {
-      if (list[i] === last) continue;
-      last = list[i]!;
-      starts[k] = i;
-      docs[k++] = last;
-    }
-    starts[n] = list.length;
-    out = { docs, starts };
+    out = new Uint32Array(n);
+    for (let i = 0, k = 0, last = -1; i < list.length; i++) if (list[i] !== last) out[k++] = last = list[i]!;
   }
-  docRunsOf.set(list, out);
+  distinctOf.set(list, out);
   return out;
 }
 
@@ -97,24 +82,30 @@ export function docRuns(list: Uint32Array): DocRuns {
  * tens of thousands of pushes costs several times the walk itself.
  */
 export function entryRanges(list: Uint32Array, docs: Uint32Array): Uint32Array {
-  const { docs: ld, starts } = docRuns(list);
+  // The documents both hold are found among the list's distinct documents; each one's
+  // entries are then found by galloping on from the previous one's.
+  const ld = distinctDocs(list);
   const out = new Uint32Array(2 * Math.min(ld.length, docs.length));
   let n = 0;
-  const push = (k: number): void => {
-    if (starts === null) {
+  let at = 0;
+  // d is ld[k]; with one entry per document, its entry is k.
+  const push = (d: number, k: number): void => {
+    if (ld === list) {
       out[n++] = k;
       out[n++] = k + 1;
-    } else {
-      out[n++] = starts[k]!;
-      out[n++] = starts[k + 1]!;
+      return;
     }
+    at = gallop(list, d, at);
+    out[n++] = at;
+    while (at < list.length && list[at] === d) at++;
+    out[n++] = at;
   };
   if (ld.length > 8 * docs.length) {
     let j = 0;
     for (let i = 0; i < docs.length && j < ld.length; i++) {
       const d = docs[i]!;
       j = gallop(ld, d, j);
-      if (j < ld.length && ld[j] === d) push(j++);
+      if (j < ld.length && ld[j] === d) push(d, j++);
     }
     return out.subarray(0, n);
   }
@@ -123,7 +114,7 @@ export function entryRanges(list: Uint32Array, docs: Uint32Array): Uint32Array {
     for (let j = 0; j < ld.length && i < docs.length; j++) {
       const d = ld[j]!;
       i = gallop(docs, d, i);
-      if (i < docs.length && docs[i] === d) push(j);
+      if (i < docs.length && docs[i] === d) push(d, j);
     }
     return out.subarray(0, n);
   }
@@ -135,7 +126,7 @@ export function entryRanges(list: Uint32Array, docs: Uint32Array): Uint32Array {
     if (d < l) i++;
     else if (l < d) j++;
     else {
-      push(j);
+      push(d, j);
       i++;
       j++;
     }

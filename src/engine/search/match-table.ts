@@ -8,7 +8,7 @@ import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
-import { docRuns, entryRanges, type Posting } from '../fulltext/postings.js';
+import { distinctDocs as distinctOfList, entryRanges, type Posting } from '../fulltext/postings.js';
 
 import {
   COST_AT_0, EXACT_AT_START, EXACT_BITS, EXACT_PRESENT, EXACT_SHIFT, EXACT_WHOLE_FIELD, FID_MAX, FID_SHIFT, merge,
@@ -59,9 +59,9 @@ function postingId(p: object): number {
   return id;
 }
 
-/** The documents of a posting list, each once (kept with the list, see docRuns). */
+/** The documents of a posting list, each once (kept with the list). */
 function distinctDocs(p: Posting): Uint32Array {
-  return docRuns(p.docs).docs;
+  return distinctOfList(p.docs);
 }
 
 /** Set in `mask` once a document's aggregates are filled. */
