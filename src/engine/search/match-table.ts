@@ -141,6 +141,7 @@ export class MatchTable {
         for (const u of units) if (u.start !== 0) this.maskUnit(u, true);
       } else for (const u of units) this.maskUnit(u, false);
       this.collect();
+      if (keptKey !== null) this.keep(keptKey, this.docs, this.slotsOf(this.docs, this.units[0]!));
     } catch (e) {
       this.release();
       throw e;
@@ -268,23 +269,33 @@ export class MatchTable {
       return;
     }
     this.scanUnit(u);
-    if (key === null) return;
+    // A table of one unit keeps its scan once its documents are collected (constructor).
+    if (key === null || this.units.length === 1) return;
     // The unit's slots the scan filled: every document of its lists the query's fields keep.
-    const docs: number[] = [];
     const nb = (this.state.capacity >>> 5) + 1;
+    const filled = (d: number): boolean => (mask[d]! & bit) !== 0 && (agg[d * U + u.id]! & TYPO_MASK) !== 0;
+    let n = 0;
     for (let i = 0; i < nb; i++) {
-      let b = blocks[i]!;
-      while (b !== 0) {
-        const low = b & -b;
-        const d = (i << 5) + 31 - Math.clz32(low);
-        if ((mask[d]! & bit) !== 0 && (agg[d * U + u.id]! & TYPO_MASK) !== 0) docs.push(d);
-        b = (b ^ low) >>> 0;
+      for (let b = blocks[i]!; b !== 0; b = (b ^ (b & -b)) >>> 0) if (filled((i << 5) + 31 - Math.clz32(b & -b))) n++;
+    }
+    const docs = new Uint32Array(n);
+    n = 0;
+    for (let i = 0; i < nb; i++) {
+      for (let b = blocks[i]!; b !== 0; b = (b ^ (b & -b)) >>> 0) {
+        const d = (i << 5) + 31 - Math.clz32(b & -b);
+        if (filled(d)) docs[n++] = d;
       }
     }
-    const values = new Uint32Array(docs.length);
-    for (let i = 0; i < docs.length; i++) values[i] = agg[docs[i]! * U + u.id]!;
-    this.keep(key, Uint32Array.from(docs), values);
+    this.keep(key, docs, this.slotsOf(docs, u));
   }
+
+  /** The packed slots of unit `u` for these documents. */
+  private slotsOf(docs: Uint32Array, u: Unit): Uint32Array {
+    const values = new Uint32Array(docs.length);
+    for (let i = 0; i < docs.length; i++) values[i] = this.agg[docs[i]! * this.U + u.id]!;
+    return values;
+  }
+
 
   /** Fills masks and aggregates of every document from the posting lists. */
   private scanAll(): void {
