@@ -104,6 +104,8 @@ export class MatchTable {
   private readonly fwc: (Uint16Array | undefined)[] = [];
 
   private readonly buffers: MatchBuffers;
+  /** Kept-scan keys by unit (see unitScanKey). */
+  private readonly scanKeys = new Map<Unit, string | null>();
   /** While set, posting scans read only these documents' entries (ascending docids). */
   private only: Uint32Array | null = null;
 
@@ -203,15 +205,18 @@ export class MatchTable {
    * a scan kept by one query serves every query reading the same unit.
    */
   private unitScanKey(u: Unit): string | null {
-    if (this.opts.excluded !== null) return null;
+    let key = this.scanKeys.get(u);
+    if (key !== undefined) return key;
+    key = null;
     let entries = 0;
-    const parts: (string | number)[] = [u.qpos, u.qposEnd, u.end - u.start, u.baseTypo];
-    for (const src of u.sources) {
-      entries += src.posting.docs.length;
-      parts.push(postingId(src.posting), src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
+    for (const src of u.sources) entries += src.posting.docs.length;
+    if (this.opts.excluded === null && entries >= CACHED_SCAN_MIN_ENTRIES) {
+      const parts: (string | number)[] = [u.qpos, u.qposEnd, u.end - u.start, u.baseTypo];
+      for (const src of u.sources) parts.push(postingId(src.posting), src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
+      key = `scan:${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.rankWeights?.join(',') ?? ''}|${this.opts.exactFields.join(',')}`;
     }
-    if (entries < CACHED_SCAN_MIN_ENTRIES) return null;
-    return `scan:${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.rankWeights?.join(',') ?? ''}|${this.opts.exactFields.join(',')}`;
+    this.scanKeys.set(u, key);
+    return key;
   }
 
   /** Fills the table of a single unit from a kept scan of this state, if there is one. */
