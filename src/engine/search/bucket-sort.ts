@@ -209,7 +209,7 @@ export function bucketSort(input: BucketSortInput): BucketSortOutput {
       const g = groups[k]!;
       if (partial !== null && g.cost === PENDING) {
         // The cheaper groups did not fill the page: the rest are costed now, and all cost more.
-        groups.push(...groupByCost(g.docs, partial!.rest(g.docs), ctx.scratch));
+        groups.push(...groupByCost(g.docs, partial.rest(g.docs), ctx.scratch));
         continue;
       }
       let next = ranks;

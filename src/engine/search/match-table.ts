@@ -301,7 +301,6 @@ export class MatchTable {
     return values;
   }
 
-
   /** Fills masks and aggregates of every document from the posting lists. */
   private scanAll(): void {
     for (const u of this.units) this.scanUnitKept(u);
@@ -515,9 +514,10 @@ export class MatchTable {
       const above: number[] = [];
       for (let g = 0; g < groups.length; g++) {
         if (g === skip) continue;
-        const { typo, lists } = groups[g]!;
+        const { typo, postings } = groups[g]!;
         const fill = (TYPO_MASK_FILL | ((typo + u.baseTypo + 1) & TYPO_MASK)) >>> 0;
-        for (const list of lists) {
+        for (const p of postings) {
+          const list = distinctDocs(p);
           // Runs of a list of distinct documents are one entry long.
           const runs = entryRanges(list, docs);
           for (let r = 0; r < runs.length; r += 2) {
@@ -531,7 +531,8 @@ export class MatchTable {
       }
       if (above.length > 0) {
         const found = Uint32Array.from(above).sort();
-        for (const list of left.lists) {
+        for (const p of left.postings) {
+          const list = distinctDocs(p);
           const runs = entryRanges(list, found);
           for (let r = 0; r < runs.length; r += 2) agg[list[runs[r]!]! * U + u.id] = leftFill;
         }
@@ -668,8 +669,9 @@ export class MatchTable {
 
 interface TypoGroup {
   typo: number;
-  /** The distinct documents of each source of this typo count. */
-  lists: Uint32Array[];
+  /** The posting lists of the sources of this typo count. */
+  postings: Posting[];
+  /** Documents, counted once per list. */
   size: number;
 }
 
@@ -678,10 +680,9 @@ function typoGroups(sources: readonly Source[]): TypoGroup[] {
   const groups: TypoGroup[] = [];
   for (const src of [...sources].sort((a, b) => a.typo - b.typo)) {
     let g = groups[groups.length - 1];
-    if (g === undefined || g.typo !== src.typo) groups.push((g = { typo: src.typo, lists: [], size: 0 }));
-    const list = distinctDocs(src.posting);
-    g.lists.push(list);
-    g.size += list.length;
+    if (g === undefined || g.typo !== src.typo) groups.push((g = { typo: src.typo, postings: [], size: 0 }));
+    g.postings.push(src.posting);
+    g.size += src.posting.ndocs;
   }
   return groups;
 }
