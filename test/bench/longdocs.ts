@@ -5,6 +5,8 @@
 // deletion, a swap or a vowel changed, never the first letter), a 1- or 2-letter prefix, and
 // three consecutive words of one document. MiniSearch (fuzzy 0.2, prefix) answers the first
 // BENCH_MINI_QUERIES of each kind in this process on the same documents, for the ratio.
+// Then the engine alone answers the same queries in this process, on the store the server left
+// (once, then again), to tell its time from HTTP's and the machine's.
 // BENCH_CORPORA picks corpora (dictionary,catalog); BENCH_IDS_OUT names a file that receives
 // every query's ranked hit ids as JSON lines, so that two builds can be compared query by query.
 
@@ -12,6 +14,9 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import MiniSearch from 'minisearch';
+import { Engine } from '../../src/engine/engine.js';
+import { performSearch } from '../../src/engine/search/answer-query.js';
+import { RocksStore } from '../../src/store/rocks-store.js';
 import { spawnNode } from '../helpers/node.js';
 import { diskSize, misspell, post, procStatus, timing, waitTask, type Timing } from './bench-util.js';
 import { loadCatalog, loadDictionary, type LongCorpus, type LongDoc } from './longdocs-corpus.js';
@@ -76,8 +81,38 @@ export function queryKinds(c: LongCorpus): { kinds: Kind[]; intended: Map<string
 
 interface Measured {
   timings: Map<string, Timing>;
+  /** Trine's queries answered by the engine in this process, on the store the server left. */
+  engine?: Map<string, { once: Timing; warm: Timing }>;
   hits: number;
   asked: number;
+}
+
+/**
+ * Each kind's queries answered by the engine opened in this process on the store the server
+ * closed: once, as over HTTP, then again (its per-state caches warm). What the engine costs,
+ * apart from HTTP, the client and the other process sharing the machine's two cores.
+ */
+async function measureEngine(dir: string, c: LongCorpus, kinds: Kind[]): Promise<NonNullable<Measured['engine']>> {
+  const store = await RocksStore.open(dir);
+  try {
+    const engine = await Engine.open(store);
+    const out: NonNullable<Measured['engine']> = new Map();
+    for (const k of kinds) {
+      const once: number[] = [];
+      const warm: number[] = [];
+      for (const pass of [once, warm]) {
+        for (const q of k.queries) {
+          const s = performance.now();
+          await performSearch(engine, c.name, { q, limit: TOP }, { includeMetadata: false });
+          pass.push(performance.now() - s);
+        }
+      }
+      out.set(k.name, { once: timing(once), warm: timing(warm) });
+    }
+    return out;
+  } finally {
+    await store.close();
+  }
 }
 
 async function measureTrine(c: LongCorpus, kinds: Kind[], intended: Map<string, string>): Promise<Measured> {
@@ -86,6 +121,7 @@ async function measureTrine(c: LongCorpus, kinds: Kind[], intended: Map<string, 
   const url = node.url;
   const index = c.name;
   const timings = new Map<string, Timing>();
+  let engine: NonNullable<Measured['engine']> = new Map();
   let hits = 0;
   try {
     const settings = await fetch(`${url}/indexes/${index}/settings`, {
@@ -121,11 +157,13 @@ async function measureTrine(c: LongCorpus, kinds: Kind[], intended: Map<string, 
       }
       timings.set(k.name, timing(times));
     }
+    await node.kill('SIGTERM');
+    engine = await measureEngine(dir, c, kinds);
   } finally {
     await node.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
-  return { timings, hits, asked: intended.size };
+  return { timings, engine, hits, asked: intended.size };
 }
 
 function measureMiniSearch(c: LongCorpus, kinds: Kind[], intended: Map<string, string>): Measured {
@@ -176,6 +214,11 @@ export async function runLongDocsBench(): Promise<void> {
       console.log(
         `  ${k.name.padEnd(20)} ${f(a.p50).padStart(14)} ${f(a.p95)} ${f(a.p99)}   ${f(b.p50).padStart(14)} ${f(b.p95)} ${f(b.p99)}   ${a.p95 <= 10 ? 'ok' : 'MISSED'}`,
       );
+    }
+    console.log(`  engine alone, in this process on the same store (no HTTP): each query once, then again`);
+    for (const k of kinds) {
+      const e = trine.engine?.get(k.name);
+      if (e) console.log(`  ${k.name.padEnd(20)} once ${f(e.once.p50)} ${f(e.once.p95)} ${f(e.once.p99)}   again ${f(e.warm.p50)} ${f(e.warm.p95)} ${f(e.warm.p99)}`);
     }
     const rate = (m: Measured) => `${((100 * m.hits) / m.asked).toFixed(1)}%`;
     console.log(`  misspelling hit rate (intended word among the top ${TOP}): Trine ${rate(trine)}, MiniSearch ${rate(mini)} (of its ${mini.asked})\n`);
