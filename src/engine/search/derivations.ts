@@ -146,25 +146,34 @@ function pairFrequency(state: IndexState, left: string, right: string): number {
 
 /** Best split of a word into two adjacent indexed words, by how often the pair occurs. */
 function bestSplit(state: IndexState, word: string, exclude: string[] | null): [string, string] | null {
-  let best: [string, string] | null = null;
-  let bestFreq = 0;
+  // A pair occurs in no more documents than either word: splits are joined from the highest
+  // such bound down, and those whose bound cannot beat the best so far are not joined (on a
+  // tie the leftmost split wins, as when they were tried from the left).
+  const splits: { at: number; left: string; right: string; bound: number }[] = [];
   const chars = [...word];
   let left = '';
   for (let i = 1; i < chars.length; i++) {
     left += chars[i - 1];
     const right = word.slice(left.length);
     if (exclude && exclude.length === 2 && exclude[0] === left && exclude[1] === right) continue;
-    const bound = Math.min(wordPosting(state, left).docs.length, wordPosting(state, right).docs.length);
-    // A pair occurs in no more documents than either word has entries: a split that cannot
-    // beat the best so far (ties keep the first) is not joined.
-    if (bound === 0 || bound <= bestFreq) continue;
-    const freq = pairFrequency(state, left, right);
-    if (freq > bestFreq) {
+    const bound = Math.min(wordPosting(state, left).ndocs, wordPosting(state, right).ndocs);
+    if (bound > 0) splits.push({ at: i, left, right, bound });
+  }
+  splits.sort((a, b) => b.bound - a.bound || a.at - b.at);
+  let best: { at: number; left: string; right: string } | null = null;
+  let bestFreq = 0;
+  for (const sp of splits) {
+    if (sp.bound < bestFreq || (best !== null && sp.bound === bestFreq && sp.at > best.at)) {
+      if (sp.bound < bestFreq) break;
+      continue;
+    }
+    const freq = pairFrequency(state, sp.left, sp.right);
+    if (freq > bestFreq || (freq === bestFreq && freq > 0 && best !== null && sp.at < best.at)) {
       bestFreq = freq;
-      best = [left, right];
+      best = sp;
     }
   }
-  return best;
+  return best ? [best.left, best.right] : null;
 }
 
 const TYPO_CACHE_SIZE = 20_000;
