@@ -70,6 +70,28 @@ describe('incremental updates', () => {
     expect(search(base, 'word7 ').hits.map((h) => h.docid)[0]).toBe(7);
   });
 
+  it('read a word across segments the same whether new documents were only added or some replaced', async () => {
+    const docs: Doc[] = Array.from({ length: 60 }, (_, i) => ({ id: i, text: `common w${i % 7} tail` }));
+    const base = await buildIndex(docs.slice(0, 50));
+    // New documents only: the second segment's docids all follow the first's.
+    const added = await applyChanges(base, docs.slice(50).map((d, i) => ({ docid: 50 + i, before: null, after: d })), new Yielder());
+    added.commitTables();
+    expect(added.state.view.segments.length).toBe(2);
+    const id = added.state.sorted.idOf('common')!;
+    const p = postingOf(added.state, id);
+    expect(Array.from(p.docs)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+    expect(p.ndocs).toBe(60);
+    expect(Array.from(postingOf(added.state, added.state.sorted.idOf('w3')!).docs)).toEqual([3, 10, 17, 24, 31, 38, 45, 52, 59]);
+    // A replaced document: its old entries in the first segment are left out.
+    const replaced = await applyChanges(added.state, [{ docid: 10, before: docs[10]!, after: { id: 10, text: 'other words' } }], new Yielder());
+    replaced.commitTables();
+    expect(replaced.state.view.segments.length).toBeGreaterThan(1);
+    const q = postingOf(replaced.state, replaced.state.sorted.idOf('common')!);
+    expect(Array.from(q.docs)).toEqual(Array.from({ length: 60 }, (_, i) => i).filter((d) => d !== 10));
+    expect(q.ndocs).toBe(59);
+    expect(search(replaced.state, 'w3').hits.map((h) => h.docid).sort((a, b) => a - b)).toEqual([3, 17, 24, 31, 38, 45, 52, 59]);
+  });
+
   it('indexes numbers as words and nested fields under dot paths', async () => {
     const s = await buildIndex(initial);
     expect(hitsOf(search(s, '1999 ')).map(([d]) => d)).toEqual([2]);

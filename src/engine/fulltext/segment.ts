@@ -233,6 +233,35 @@ export class SegmentView {
     return out;
   }
 
+  /**
+   * The lists one after the other, when no newer segment replaced or deleted a document of
+   * theirs and their docids do not interleave: segments of new documents (an import's
+   * batches) hold docids above the older ones', and their union is then a copy, not a merge.
+   * Null otherwise.
+   */
+  private laidEndToEnd(parts: { p: Posting; seg: number }[]): Posting | null {
+    if (parts.some(({ p, seg }) => this.dead[seg] !== 0 || p.docs.length === 0)) return null;
+    const order = [...parts].sort((a, b) => a.p.docs[0]! - b.p.docs[0]!);
+    let n = order[0]!.p.docs.length;
+    let ndocs = order[0]!.p.ndocs;
+    for (let k = 1; k < order.length; k++) {
+      const prev = order[k - 1]!.p.docs;
+      const p = order[k]!.p;
+      if (prev[prev.length - 1]! >= p.docs[0]!) return null;
+      n += p.docs.length;
+      ndocs += p.ndocs;
+    }
+    const docs = new Uint32Array(n);
+    const fps = new Uint32Array(n);
+    let at = 0;
+    for (const { p } of order) {
+      docs.set(p.docs, at);
+      fps.set(p.fps, at);
+      at += p.docs.length;
+    }
+    return { docs, fps, ndocs };
+  }
+
   /** No document of the list was replaced or deleted since (then the list is used as it is). */
   private allLive(p: Posting, seg: number): boolean {
     if (this.dead[seg] === 0) return true;
@@ -242,6 +271,8 @@ export class SegmentView {
   }
 
   private union(parts: { p: Posting; seg: number }[]): Posting {
+    const laid = this.laidEndToEnd(parts);
+    if (laid !== null) return laid;
     const owner = this.owner;
     let n = 0;
     for (const { p, seg } of parts) {
