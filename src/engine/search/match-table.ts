@@ -8,7 +8,7 @@ import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
-import { distinctDocs as distinctOfList, entryRanges, type Posting } from '../fulltext/postings.js';
+import { distinctDocs, entryRanges, type Posting } from '../fulltext/postings.js';
 
 import {
   COST_AT_0, EXACT_AT_START, EXACT_BITS, EXACT_PRESENT, EXACT_SHIFT, EXACT_WHOLE_FIELD, FID_MAX, FID_SHIFT, merge,
@@ -59,10 +59,6 @@ function postingId(p: object): number {
   return id;
 }
 
-/** The documents of a posting list, each once (kept with the list). */
-function distinctDocs(p: Posting): Uint32Array {
-  return distinctOfList(p.docs);
-}
 
 /** Set in `mask` once a document's aggregates are filled. */
 const DONE = 0x80000000;
@@ -163,7 +159,7 @@ export class MatchTable {
       let last = -1;
       if (this.everyField && excluded === null && !(typoSource && this.anyExactField)) {
         // Every occurrence counts: only the distinct docids need reading.
-        const distinct = distinctDocs(src.posting);
+        const distinct = distinctDocs(src.posting.docs);
         for (let i = 0; i < distinct.length; i++) {
           const d = distinct[i]!;
           const m = mask[d]!;
@@ -517,7 +513,7 @@ export class MatchTable {
         const { typo, postings } = groups[g]!;
         const fill = (TYPO_MASK_FILL | ((typo + u.baseTypo + 1) & TYPO_MASK)) >>> 0;
         for (const p of postings) {
-          const list = distinctDocs(p);
+          const list = distinctDocs(p.docs);
           // Runs of a list of distinct documents are one entry long.
           const runs = entryRanges(list, docs);
           for (let r = 0; r < runs.length; r += 2) {
@@ -532,7 +528,7 @@ export class MatchTable {
       if (above.length > 0) {
         const found = Uint32Array.from(above).sort();
         for (const p of left.postings) {
-          const list = distinctDocs(p);
+          const list = distinctDocs(p.docs);
           const runs = entryRanges(list, found);
           for (let r = 0; r < runs.length; r += 2) agg[list[runs[r]!]! * U + u.id] = leftFill;
         }
