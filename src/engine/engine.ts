@@ -13,6 +13,7 @@ import { embedderEnvironment, type EmbedderEnvironment } from './vector/embedder
 import { SearchScratch } from './search/scratch.js';
 import { SearchRuleStore } from './search-rules/rules.js';
 import { NetworkStore } from './network/network.js';
+import { ExternalIdMap } from './indexes/external-id-map.js';
 
 const ENGINE_META = new KeySpace('em');
 const NEXT_INDEX_ID = ENGINE_META.key('nextIndexId');
@@ -90,7 +91,7 @@ export class Engine {
         await convert(wb);
         await wb.commit();
       }
-      handle.ext = ext;
+      handle.ext = new ExternalIdMap(ext);
       this.indexes.set(meta.uid, handle);
       if (this.lastUpdate === null || meta.updatedAt > this.lastUpdate) this.lastUpdate = meta.updatedAt;
     }
@@ -110,7 +111,7 @@ export class Engine {
     const search = await this.structures.open({
       store, space, settings: meta.settings, embeddings: this.embeddings, embedderEnv: this.embedderEnv, documents, onRebuilt,
     });
-    handle = new IndexHandle(meta, new Map(), search);
+    handle = new IndexHandle(meta, new ExternalIdMap(), search);
     return handle;
   }
 

@@ -4,6 +4,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KvEntry, KvReader, KvSnapshot, KvStore, ScanOptions, WriteBatch } from './kv.js';
 import { prefixEnd } from './keys.js';
+import { Yielder } from '../util/yielder.js';
 
 type Op =
   | { t: 'put'; k: Buffer; v: Buffer }
@@ -172,10 +173,14 @@ export class RocksStore implements KvStore {
     for (const op of ops) this.unsettled += op.t === 'put' ? op.k.length + op.v.length : op.t === 'del' ? op.k.length : op.s.length + op.e.length;
     if (ops.length > 0) {
       const w = this.db.write({ capacity: ops.length, autoDestroy: true });
-      for (const op of ops) {
+      // A batch of 50,000 documents is as many operations: the thread serving searches gets turns.
+      const turns = new Yielder();
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i]!;
         if (op.t === 'put') w.tryPut(op.k, op.v);
         else if (op.t === 'del') w.tryDelete(op.k);
         else w.tryDeleteRange(op.s, op.e);
+        if ((i & 1023) === 1023) await turns.maybe();
       }
       await w.flush();
     }

@@ -17,7 +17,7 @@ import { buildArena, listAt, listOf, type ListArena } from '../../src/engine/ful
 import { PrefixTable } from '../../src/engine/fulltext/prefix-table.js';
 import { tokenizerFor } from '../../src/engine/fulltext/index-state.js';
 import { WordTable } from '../../src/engine/fulltext/word-table.js';
-import { Yielder } from '../../src/engine/fulltext/yielder.js';
+import { Yielder } from '../../src/util/yielder.js';
 import { defaultSettings } from '../../src/engine/settings/settings.js';
 import { ScaleCorpus } from './scale-corpus.js';
 import { rng } from './wordnet.js';

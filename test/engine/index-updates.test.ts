@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Doc } from '../../src/engine/documents/primary-key.js';
-import { applyChanges, postingOf, recordOf } from '../../src/engine/fulltext/index-state.js';
-import { decodeRecord, encodeRecord } from '../../src/engine/fulltext/doc-record.js';
+import { applyChanges, fieldWordCounts, postingOf, recordOf } from '../../src/engine/fulltext/index-state.js';
+import { decodeRecord, encodeRecord, encodeRecords } from '../../src/engine/fulltext/doc-record.js';
 import { TrineSearchIndex } from '../../src/engine/fulltext/fulltext-index.js';
-import { Yielder } from '../../src/engine/fulltext/yielder.js';
+import { Yielder } from '../../src/util/yielder.js';
 import type { DocChange } from '../../src/engine/structures/search-index.js';
 import { defaultSettings } from '../../src/engine/settings/settings.js';
 import { KeySpace } from '../../src/store/keys.js';
@@ -92,6 +92,31 @@ describe('incremental updates', () => {
     expect(search(replaced.state, 'w3').hits.map((h) => h.docid).sort((a, b) => a - b)).toEqual([3, 17, 24, 31, 38, 45, 52, 59]);
   });
 
+  it('carry the word counts per field to the next state, as counting them again would give', async () => {
+    const docs: Doc[] = Array.from({ length: 80 }, (_, i) => ({ id: i, title: 'w '.repeat(1 + (i % 5)), body: 'x '.repeat(1 + (i % 9)) }));
+    const base = await buildIndex(docs.slice(0, 60));
+    const [title, body] = [base.names.id('title')!, base.names.id('body')!];
+    fieldWordCounts(base, title);
+    fieldWordCounts(base, body);
+    const staged = await applyChanges(base, [
+      ...docs.slice(60).map((d, i) => ({ docid: 60 + i, before: null, after: d })),
+      { docid: 3, before: docs[3]!, after: { id: 3, title: 'one two three four five six seven' } },
+      { docid: 4, before: docs[4]!, after: { id: 4, body: 'only a body' } },
+      { docid: 9, before: docs[9]!, after: null },
+    ], new Yielder());
+    staged.commitTables();
+    const s = staged.state;
+    for (const fid of [title, body]) {
+      const carried = fieldWordCounts(s, fid);
+      expect(s.memo.has(`fwc:${fid}`)).toBe(true);
+      s.memo.delete(`fwc:${fid}`);
+      expect(Array.from(carried)).toEqual(Array.from(fieldWordCounts(s, fid)));
+    }
+    expect(fieldWordCounts(s, title)[3]).toBe(7);
+    expect(fieldWordCounts(s, title)[4]).toBe(0);
+    expect(fieldWordCounts(s, body)[9]).toBe(0);
+  });
+
   it('indexes numbers as words and nested fields under dot paths', async () => {
     const s = await buildIndex(initial);
     expect(hitsOf(search(s, '1999 ')).map(([d]) => d)).toEqual([2]);
@@ -110,6 +135,16 @@ describe('records', () => {
       expect(Array.from(back.counts)).toEqual(Array.from(rec!.counts));
       expect(back.values).toEqual(rec!.values);
     }
+  });
+
+  it('laid end to end in a segment hold the bytes each encodes to alone', async () => {
+    const docs: Doc[] = Array.from({ length: 700 }, (_, i) => ({ id: i, title: `word${i} é ${'x '.repeat(i % 50)}`, price: i / 3, tag: i % 3 ? 'ünïcode \u{1F600}' : null }));
+    const s = await buildIndex(docs, { filterableAttributes: ['price', 'tag'] });
+    const recs = [...s.docids].map((d) => recordOf(s, d)!);
+    const { recordOffsets, records } = await encodeRecords(recs.length, (i) => recs[i]!, new Yielder(0));
+    const alone = recs.map((r) => encodeRecord(r));
+    expect(Buffer.from(records)).toEqual(Buffer.concat(alone));
+    expect(Array.from(recordOffsets)).toEqual(alone.reduce((o, b) => [...o, o[o.length - 1]! + b.length], [0]));
   });
 });
 

@@ -3,7 +3,7 @@
 
 import type { Doc } from '../../src/engine/documents/primary-key.js';
 import { buildFromDocuments, type IndexState } from '../../src/engine/fulltext/index-state.js';
-import { Yielder } from '../../src/engine/fulltext/yielder.js';
+import { Yielder } from '../../src/util/yielder.js';
 import { executeSearch, type SearchOutcome, type SearchRequest } from '../../src/engine/search/rank-query.js';
 import { SearchScratch } from '../../src/engine/search/scratch.js';
 import { defaultSettings, type IndexSettings } from '../../src/engine/settings/settings.js';

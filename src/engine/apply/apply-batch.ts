@@ -15,11 +15,13 @@ import { Engine, indexNotFound } from '../engine.js';
 import { INDEX_UIDS, IndexHandle, type IndexMeta } from '../indexes/index-handle.js';
 import type { DocChange, PreparedIndexUpdate } from '../structures/search-index.js';
 import { applySettingsPatch } from '../settings/apply.js';
-import { Yielder } from '../fulltext/yielder.js';
+import { Yielder } from '../../util/yielder.js';
+import { OrderedSplitMap, type SplitMap } from '../../util/split-map.js';
 import { compileEdition, editDocument, TASK_LIMITS } from '../documents/edit-by-function.js';
 import { Interpreter } from '../rhai/interpreter.js';
 import { fromJson } from '../rhai/values.js';
 import { writeExternalIds } from '../indexes/external-ids.js';
+import type { IdMapLayer } from '../indexes/external-id-map.js';
 
 function succeeded(details: Record<string, unknown> | null): TaskOutcome {
   return { status: 'succeeded', details, error: null };
@@ -40,10 +42,58 @@ function docBytes(doc: Doc): number {
   return Buffer.byteLength(encodeDoc(doc).text);
 }
 
-/** The state of one index's documents while a batch is processed; tasks fork and merge it. */
+const ABSENT = Symbol('absent');
+
+/** What a task changed in the maps of a `DocState`, to take it back if the task fails. */
+class UndoLog {
+  readonly maps: SplitMap<string | number, unknown>[] = [];
+  readonly keys: unknown[] = [];
+  readonly olds: unknown[] = [];
+
+  get length(): number {
+    return this.keys.length;
+  }
+
+  truncate(n: number): void {
+    this.maps.length = this.keys.length = this.olds.length = n;
+  }
+}
+
+/**
+ * A map whose changes are logged, so that a failed task's can be undone. Split (`SplitMap`):
+ * a batch of many tasks changes a million documents.
+ */
+class LoggedMap<K extends string | number, V> extends OrderedSplitMap<K, V> {
+  constructor(private readonly log: UndoLog) {
+    super();
+  }
+
+  override set(key: K, value: V): this {
+    this.log.maps.push(this as SplitMap<string | number, unknown>);
+    this.log.keys.push(key);
+    this.log.olds.push(this.has(key) ? this.get(key) : ABSENT);
+    return super.set(key, value);
+  }
+}
+
+interface Savepoint {
+  logged: number;
+  changed: LoggedMap<number, Doc | null>;
+  ext: LoggedMap<string, number | null>;
+  cleared: boolean;
+  primaryKey: string | null;
+  nextDocid: number;
+}
+
+/**
+ * The state of one index's documents while a batch is processed. Each task works on it
+ * directly; one that fails is rolled back to the savepoint taken before it (a copy per task
+ * would cost a batch of many tasks time quadratic in its documents).
+ */
 class DocState {
-  changed = new Map<number, Doc | null>();
-  ext = new Map<string, number | null>();
+  private readonly log = new UndoLog();
+  changed = new LoggedMap<number, Doc | null>(this.log);
+  ext = new LoggedMap<string, number | null>(this.log);
   cleared = false;
   primaryKey: string | null;
   nextDocid: number;
@@ -59,10 +109,31 @@ class DocState {
     this.nextDocid = meta.nextDocid;
   }
 
-  fork(): DocState {
-    const f = Object.create(DocState.prototype) as DocState;
-    Object.assign(f, this, { changed: new Map(this.changed), ext: new Map(this.ext) });
-    return f;
+  /** Where `rollback` returns to; the log before it is no longer needed. */
+  savepoint(): Savepoint {
+    this.log.truncate(0);
+    return { logged: 0, changed: this.changed, ext: this.ext, cleared: this.cleared, primaryKey: this.primaryKey, nextDocid: this.nextDocid };
+  }
+
+  rollback(to: Savepoint): void {
+    const { maps, keys, olds } = this.log;
+    for (let i = keys.length - 1; i >= to.logged; i--) {
+      // Straight to the unlogged methods: undoing is not logged.
+      if (olds[i] === ABSENT) maps[i]!.delete(keys[i] as string | number);
+      else OrderedSplitMap.prototype.set.call(maps[i], keys[i] as string | number, olds[i]);
+    }
+    this.log.truncate(to.logged);
+    this.changed = to.changed;
+    this.ext = to.ext;
+    this.cleared = to.cleared;
+    this.primaryKey = to.primaryKey;
+    this.nextDocid = to.nextDocid;
+  }
+
+  /** Empty maps for a task that clears the index (the old ones come back on rollback). */
+  clearMaps(): void {
+    this.changed = new LoggedMap(this.log);
+    this.ext = new LoggedMap(this.log);
   }
 
   lookup(id: string): number | undefined {
@@ -116,7 +187,9 @@ async function applyDocuments(st: DocState, p: Extract<IndexOperation, { op: 'do
     await st.load(existing);
   }
   let indexed = 0;
+  const turns = new Yielder();
   for (let i = 0; i < docs.length; i++) {
+    if ((i & 255) === 255) await turns.maybe();
     const id = ids[i]!;
     if (owned && !owned(id)) continue;
     let docid = st.lookup(id);
@@ -162,7 +235,7 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
     return { outcomes, write() {}, publish() {} };
   }
   const meta: IndexMeta = existing ? { ...existing.meta } : engine.newIndexMeta(uid, null, at);
-  let st = new DocState(engine, existing, meta, new Map());
+  const st = new DocState(engine, existing, meta, new Map());
   let indexCreated = creates;
 
   for (const t of tasks) {
@@ -171,7 +244,9 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
       outcomes.set(t.uid, failed(deletionDetails(t, 0), indexNotFound(uid)));
       continue;
     }
-    const work = st.fork();
+    // Tasks work on the batch's state directly; a failed one is rolled back.
+    const work = st;
+    const savepoint = st.savepoint();
     try {
       if (p.op === 'documents') {
         const n = await applyDocuments(work, p, t.documents ?? []);
@@ -191,8 +266,7 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
       } else if (p.op === 'clear') {
         const n = work.existingDocids().length;
         work.cleared = true;
-        work.changed = new Map();
-        work.ext = new Map();
+        work.clearMaps();
         outcomes.set(t.uid, succeeded({ deletedDocuments: n }));
       } else if (p.op === 'deleteFilter') {
         // The autobatcher starts a new batch at a filter deletion, so the published state is the one to filter.
@@ -202,7 +276,7 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
         const docids = existing ? [...(filterDocids(existing, p.filter, appliedFilterOptions(engine)) ?? [])] : [];
         const idsOf = new Map<number, string>();
         const wanted = new Set(docids);
-        const lookupIds = (m: Map<string, number | null> | Map<string, number>) => {
+        const lookupIds = (m: Iterable<[string, number | null]>) => {
           for (const [id, d] of m) if (d !== null && wanted.has(d)) idsOf.set(d, id);
         };
         if (existing && !work.cleared) lookupIds(existing.ext);
@@ -217,8 +291,8 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
       } else {
         throw new Error(`unexpected task in a documents batch: ${p.op}`);
       }
-      st = work;
     } catch (e) {
+      st.rollback(savepoint);
       outcomes.set(t.uid, failed(failureDetails(t), aboutIndex(uid, e)));
     }
   }
@@ -363,6 +437,7 @@ async function finishDocuments(
 
   const handle = existing ?? (await engine.openHandle(meta));
   const update: PreparedIndexUpdate = await handle.search.prepare(changes, meta.settings, { reset: st.cleared, primaryKey: meta.primaryKey });
+  let ids: IdMapLayer | null = null;
   return {
     outcomes,
     async write(wb) {
@@ -378,16 +453,13 @@ async function finishDocuments(
         await turns.maybe();
       }
       await writeExternalIds(engine.store, wb, meta.id, st.ext, (id) => handle.ext.get(id), st.cleared);
+      ids = await handle.ext.prepare(st.ext, st.cleared, turns);
       wb.put(handle.metaKey(), JSON.stringify(meta));
       await update.write(wb);
     },
     publish() {
       handle.meta = meta;
-      if (st.cleared) handle.ext.clear();
-      for (const [id, docid] of st.ext) {
-        if (docid === null) handle.ext.delete(id);
-        else handle.ext.set(id, docid);
-      }
+      if (ids) handle.ext.publish(ids);
       update.publish();
       engine.indexes.set(meta.uid, handle);
       engine.lastUpdate = at;

@@ -11,6 +11,7 @@ import {
 import { FacetState, geoSegment, noteChunks, numberSegment, stringSegment, unionOf } from './facet-state.js';
 import { FieldFacets, type StringValue } from './field-facets.js';
 import { parseShape } from './geojson.js';
+import { Yielder } from '../../util/yielder.js';
 
 async function* checkingGeo(docs: AsyncIterable<[number, Doc]>, primaryKey: string): AsyncIterable<[number, Doc]> {
   for await (const entry of docs) {
@@ -43,7 +44,7 @@ interface FieldUpdate {
 }
 
 /** Chunks where any of the changed values changed. */
-function touched<K>(m: Map<K, { chunks: Set<number> }>): Map<number, Set<K>> {
+async function touched<K>(m: Map<K, { chunks: Set<number> }>, turns: Yielder): Promise<Map<number, Set<K>>> {
   const out = new Map<number, Set<K>>();
   for (const [k, { chunks }] of m) {
     for (const c of chunks) {
@@ -51,6 +52,7 @@ function touched<K>(m: Map<K, { chunks: Set<number> }>): Map<number, Set<K>> {
       if (!s) out.set(c, (s = new Set()));
       s.add(k);
     }
+    await turns.maybe();
   }
   return out;
 }
@@ -131,7 +133,10 @@ export class FacetIndex implements SearchIndex {
     const all: Delta = { add: [], del: [] };
     const geo = new Map<number, [number, number] | null>();
     const shapes = new Map<number, string | null>();
+    // A batch of 50,000 documents takes a while here: searches and heartbeats get their turns.
+    const turns = new Yielder();
     for (const { docid, before, after } of changes) {
+      await turns.maybe();
       const b = before ? this.facts(before, config, select) : null;
       const a = after ? this.facts(after, config, select) : null;
       if (!b && a) all.add.push(docid);
@@ -167,7 +172,7 @@ export class FacetIndex implements SearchIndex {
         field = new FieldFacets(name, this.state.fieldNames.length + newFields.length);
         newFields.push(field);
       }
-      updates.push(this.fieldUpdate(field, deltas));
+      updates.push(await this.fieldUpdate(field, deltas, turns));
     }
     const sortDelta = (d: Delta) => ({ add: sortedUnique(d.add), del: sortedUnique(d.del) });
     const allSorted = sortDelta(all);
@@ -176,10 +181,10 @@ export class FacetIndex implements SearchIndex {
     const keys = this.keys;
     const state = this.state;
     return {
-      write: (wb) => {
+      write: async (wb) => {
         if (newFields.length > 0) wb.put(keys.meta, JSON.stringify({ fields: [...state.fieldNames, ...newFields.map((f) => f.name)] }));
         for (const c of allChunks) putChunk(wb, keys.all(c), chunkSlice(newAll, c));
-        for (const u of updates) this.writeField(wb, u);
+        for (const u of updates) await this.writeField(wb, u, turns);
         const point = (d: number) => (geo.has(d) ? geo.get(d) : state.geo.points.get(d));
         for (const c of new Set([...geo.keys()].map(chunkOf))) putRecord(wb, keys.geo(c), geoSegment(point, c));
         for (const [docid, json] of shapes) {
@@ -208,10 +213,11 @@ export class FacetIndex implements SearchIndex {
   }
 
   /** New postings of one field from its facts' additions and removals. */
-  private fieldUpdate(field: FieldFacets, deltas: Map<string, Delta>): FieldUpdate {
+  private async fieldUpdate(field: FieldFacets, deltas: Map<string, Delta>, turns: Yielder): Promise<FieldUpdate> {
     const u: FieldUpdate = { field, sets: {}, numbers: new Map(), strings: new Map() };
     const byKey = new Map<string, Map<string, Delta>>();
     for (const [fact, d] of deltas) {
+      await turns.maybe();
       const add = sortedUnique(d.add);
       const del = sortedUnique(d.del);
       const kind = fact[0]!;
@@ -231,6 +237,7 @@ export class FacetIndex implements SearchIndex {
       }
     }
     for (const [key, perSpelling] of byKey) {
+      await turns.maybe();
       const old = field.strings.get(key);
       const spellings = new Map(old?.spellings ?? []);
       const chunks = new Set<number>();
@@ -246,22 +253,25 @@ export class FacetIndex implements SearchIndex {
   }
 
   /** Rewrites the records of the chunks where the field changed, from its postings after the batch. */
-  private writeField(wb: WriteBatch, u: FieldUpdate): void {
+  private async writeField(wb: WriteBatch, u: FieldUpdate, turns: Yielder): Promise<void> {
     const { field } = u;
     const keys = this.keys;
     for (const k of ['E', 'Z', 'Y'] as const) {
       const set = u.sets[k];
       if (set) for (const c of set.chunks) putChunk(wb, keys.segment(k, field.id, c), chunkSlice(set.docids, c));
     }
+    await turns.maybe();
     const posting = (n: number) => u.numbers.get(n)?.docids ?? field.numbers.get(n);
-    for (const [c, changed] of touched(u.numbers)) {
+    for (const [c, changed] of await touched(u.numbers, turns)) {
       const values = new Set([...(field.numberChunks.get(c) ?? []), ...changed]);
       putRecord(wb, keys.segment('N', field.id, c), numberSegment(values, posting, c));
+      await turns.maybe();
     }
     const value = (k: string) => (u.strings.has(k) ? u.strings.get(k)!.value : field.strings.get(k));
-    for (const [c, changed] of touched(u.strings)) {
+    for (const [c, changed] of await touched(u.strings, turns)) {
       const values = new Set([...(field.stringChunks.get(c) ?? []), ...changed]);
       putRecord(wb, keys.segment('S', field.id, c), stringSegment(values, value, c));
+      await turns.maybe();
     }
   }
 

@@ -7,6 +7,7 @@ import { MAX_DISTANCE, type Tokenizer } from '../tokenizer/index.js';
 import type { Doc } from '../documents/primary-key.js';
 import { forEachLeaf, type FieldNames, type FieldRules } from './field-table.js';
 import type { WordStage } from './word-table.js';
+import type { Yielder } from '../../util/yielder.js';
 
 /** A value kept for sorting, distinct and filters: numbers stay numbers, the rest is a string. */
 export type FieldValue = number | string;
@@ -163,33 +164,72 @@ export function fieldWordCount(rec: DocRecord, fid: number): number {
 // field counts, then per token its word id and the difference of its fp from the
 // previous one (fps are sorted) — followed by the values as UTF-8 JSON. About a quarter
 // of the size of plain 32-bit words, which shortens both the batch write and the load.
-let out = new Uint8Array(4096);
+/** Bytes being written, grown as needed. */
+class Sink {
+  constructor(public bytes: Uint8Array) {}
 
-function put(v: number, at: number): number {
-  while (v >= 0x80) {
-    out[at++] = (v & 0x7f) | 0x80;
-    v >>>= 7;
+  room(at: number, need: number): void {
+    if (this.bytes.length >= at + need) return;
+    const grown = new Uint8Array((at + need) * 2);
+    grown.set(this.bytes.subarray(0, at));
+    this.bytes = grown;
   }
-  out[at++] = v;
+
+  put(v: number, at: number): number {
+    const out = this.bytes;
+    while (v >= 0x80) {
+      out[at++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    out[at++] = v;
+    return at;
+  }
+}
+
+const utf8 = new TextEncoder();
+const single = new Sink(new Uint8Array(4096));
+
+/** Writes `rec` into `sink` from `at`; returns where it ends. */
+function writeRecord(rec: DocRecord, sink: Sink, at: number): number {
+  const values = rec.values ? JSON.stringify(rec.values) : null;
+  sink.room(at, 10 * (2 + rec.counts.length + rec.tokens.length) + (values ? 3 * values.length : 0));
+  at = sink.put(rec.tokens.length / 2, at);
+  at = sink.put(rec.counts.length, at);
+  for (let i = 0; i < rec.counts.length; i++) at = sink.put(rec.counts[i]!, at);
+  let prev = 0;
+  for (let i = 0; i < rec.tokens.length; i += 2) {
+    at = sink.put(rec.tokens[i]!, at);
+    const fp = rec.tokens[i + 1]!;
+    at = sink.put(fp - prev, at);
+    prev = fp;
+  }
+  if (values) at += utf8.encodeInto(values, sink.bytes.subarray(at)).written;
   return at;
 }
 
 export function encodeRecord(rec: DocRecord): Buffer {
-  const need = 10 * (2 + rec.counts.length + rec.tokens.length);
-  if (out.length < need) out = new Uint8Array(need * 2);
-  let at = put(rec.tokens.length / 2, 0);
-  at = put(rec.counts.length, at);
-  for (let i = 0; i < rec.counts.length; i++) at = put(rec.counts[i]!, at);
-  let prev = 0;
-  for (let i = 0; i < rec.tokens.length; i += 2) {
-    at = put(rec.tokens[i]!, at);
-    const fp = rec.tokens[i + 1]!;
-    at = put(fp - prev, at);
-    prev = fp;
+  return Buffer.from(single.bytes.subarray(0, writeRecord(rec, single, 0)));
+}
+
+/**
+ * Records encoded one after another into one array, with where each starts: a segment's
+ * records, without a Buffer per record (a batch has tens of thousands), giving the event loop
+ * turns.
+ */
+export async function encodeRecords(
+  n: number,
+  recordAt: (i: number) => DocRecord,
+  yielder: Yielder,
+): Promise<{ recordOffsets: Uint32Array; records: Uint8Array }> {
+  const recordOffsets = new Uint32Array(n + 1);
+  const sink = new Sink(new Uint8Array(Math.max(4096, n * 256)));
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    at = writeRecord(recordAt(i), sink, at);
+    recordOffsets[i + 1] = at;
+    if ((i & 255) === 255) await yielder.maybe();
   }
-  const fixed = Buffer.from(out.subarray(0, at));
-  if (!rec.values) return fixed;
-  return Buffer.concat([fixed, Buffer.from(JSON.stringify(rec.values))]);
+  return { recordOffsets, records: at === sink.bytes.length ? sink.bytes : sink.bytes.slice(0, at) };
 }
 
 /**

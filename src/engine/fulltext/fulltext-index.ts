@@ -18,7 +18,7 @@ import {
 import { CorruptStructureError } from './blob-codec.js';
 import { buildSynonyms } from './synonyms.js';
 import { FieldRules } from './field-table.js';
-import { Yielder } from './yielder.js';
+import { Yielder } from '../../util/yielder.js';
 
 /** The parts of the settings that change what is stored; anything else is query time only. */
 export function indexingKey(s: IndexSettings): string {
@@ -138,27 +138,13 @@ async function writeStaged(store: KvStore, wb: WriteBatch, keys: IndexKeys, stag
   const s = staged.state;
   const { changes } = staged;
   for (const seg of changes.put) await storeSegment(store, keys, seg);
-  const { words, base } = newWordsOf(staged);
+  const { words, base } = staged.added;
+  await staged.writeAhead(new Yielder());
   if (changes.all) wb.delPrefix(keys.words.prefix);
   putMeta(wb, keys, { names: [...s.names.names], words: s.wordCount, segments: s.view.segments.map((g) => g.seq), nextSeq: s.nextSeq });
   if (words.length > 0) putWords(wb, keys, words, base);
   for (const seq of changes.removed) deleteSegment(wb, keys, seq);
   if (changes.merged) await putDictionary(wb, keys, s.sorted.ids);
-}
-
-/** Words a staged state adds to the shared table, in id order, and the id of the first. */
-function newWordsOf(staged: StagedState): { words: string[]; base: number } {
-  const s = staged.state;
-  const base = staged.changes.all ? 0 : s.words.size;
-  const n = s.wordCount - base;
-  if (n <= 0) return { words: [], base };
-  const words = new Array<string>(n);
-  const sorted = s.sorted;
-  for (let i = 0; i < sorted.size; i++) {
-    const id = sorted.ids[i]!;
-    if (id >= base) words[id - base] = sorted.words[i]!;
-  }
-  return { words, base };
 }
 
 export const trineSearchFactory: SearchIndexFactory = {

@@ -5,7 +5,7 @@
 
 import type { DocRecord } from './doc-record.js';
 import { EMPTY_POSTING, type ListKeys, type Posting } from './postings.js';
-import type { Yielder } from './yielder.js';
+import { touchInTurns, type Yielder } from '../../util/yielder.js';
 
 export interface ListArena {
   /** Ids of the lists with entries, ascending. */
@@ -52,21 +52,35 @@ export function listOf(a: ListArena, id: number): Posting {
 }
 
 // Per-list counters, reused between builds and reset only where touched: a batch of a few
-// documents must not pay for clearing arrays as long as the whole dictionary.
-let counts = new Uint32Array(0);
-let ndocs = new Uint32Array(0);
-let lastDoc = new Int32Array(0);
-let stampFid = new Int32Array(0);
-let fill = new Uint32Array(0);
+// documents must not pay for clearing arrays as long as the whole dictionary. A build gives
+// the event loop turns, so a second one at the same time (another index, another node in the
+// process) gets counters of its own.
+interface Counters {
+  counts: Uint32Array;
+  ndocs: Uint32Array;
+  lastDoc: Int32Array;
+  stampFid: Int32Array;
+  fill: Uint32Array;
+}
 
-function reserve(n: number): void {
-  if (counts.length >= n) return;
-  const size = Math.max(n, counts.length * 2, 1024);
-  counts = new Uint32Array(size);
-  ndocs = new Uint32Array(size);
-  lastDoc = new Int32Array(size).fill(-1);
-  stampFid = new Int32Array(size).fill(-1);
-  fill = new Uint32Array(size);
+function newCounters(size: number): Counters {
+  return {
+    counts: new Uint32Array(size),
+    ndocs: new Uint32Array(size),
+    lastDoc: new Int32Array(size).fill(-1),
+    stampFid: new Int32Array(size).fill(-1),
+    fill: new Uint32Array(size),
+  };
+}
+
+let shared: Counters = newCounters(0);
+let sharedInUse = false;
+
+function reserve(n: number): Counters {
+  if (sharedInUse) return newCounters(n);
+  if (shared.counts.length < n) shared = newCounters(Math.max(n, shared.counts.length * 2, 1024));
+  sharedInUse = true;
+  return shared;
 }
 
 /**
@@ -80,17 +94,18 @@ export async function buildArena(
   keys: ListKeys,
   yielder: Yielder,
 ): Promise<ListArena> {
-  reserve(keys.count);
-  // Locals, not the module's bindings, in the loops below.
-  const counts_ = counts;
-  const ndocs_ = ndocs;
-  const lastDoc_ = lastDoc;
-  const stampFid_ = stampFid;
-  const fill_ = fill;
+  const c = reserve(keys.count);
+  // Locals in the loops below.
+  const counts_ = c.counts;
+  const ndocs_ = c.ndocs;
+  const lastDoc_ = c.lastDoc;
+  const stampFid_ = c.stampFid;
+  const fill_ = c.fill;
   const slots = keys.slots;
   const per = slots === null ? 1 : keys.perWord;
   const first = keys.firstPerField;
   const touched: number[] = [];
+  let order = new Uint32Array(0);
   let total = 0;
   let docsArena = new Uint32Array(0);
   let fpsArena = new Uint32Array(0);
@@ -124,39 +139,76 @@ export async function buildArena(
             lastDoc_[list] = d;
           }
         }
-        if ((i & 1023) === 1023) await yielder.maybe();
+        if ((i & 127) === 127) await yielder.maybe();
       }
       if (counting) {
-        touched.sort((a, b) => a - b);
+        // Hundreds of thousands of lists for a large batch: read off the counters in order, in
+        // turns; a small batch's few lists are sorted.
+        if (touched.length * 32 < keys.count) order = Uint32Array.from(touched).sort();
+        else {
+          order = new Uint32Array(touched.length);
+          for (let l = 0, o = 0; l < keys.count; l++) {
+            if (counts_[l] !== 0) order[o++] = l;
+            if ((l & 65535) === 65535) await yielder.maybe();
+          }
+        }
+        await yielder.maybe();
         docsArena = new Uint32Array(total);
         fpsArena = new Uint32Array(total);
+        // The filling pass writes all over both arenas from its first documents on.
+        await touchInTurns(docsArena, yielder);
+        await touchInTurns(fpsArena, yielder);
         let at = 0;
-        for (const l of touched) {
+        for (let i = 0; i < order.length; i++) {
+          const l = order[i]!;
           fill_[l] = at;
           at += counts_[l]!;
           lastDoc_[l] = -1;
           stampFid_[l] = -1;
+          if ((i & 65535) === 65535) await yielder.maybe();
         }
       }
     }
-    const ids = Uint32Array.from(touched);
+    const ids = order;
     const offsets = new Uint32Array(ids.length + 1);
     const nd = new Uint32Array(ids.length);
     for (let i = 0; i < ids.length; i++) {
       const l = ids[i]!;
       offsets[i + 1] = offsets[i]! + counts_[l]!;
       nd[i] = ndocs_[l]!;
+      if ((i & 65535) === 65535) await yielder.maybe();
     }
     return { ids, offsets, ndocs: nd, docs: docsArena, fps: fpsArena };
   } finally {
-    for (const l of touched) {
+    for (let i = 0; i < touched.length; i++) {
+      const l = touched[i]!;
       counts_[l] = 0;
       ndocs_[l] = 0;
       lastDoc_[l] = -1;
       stampFid_[l] = -1;
       fill_[l] = 0;
+      if ((i & 65535) === 65535) await yielder.maybe();
     }
+    if (c === shared) sharedInUse = false;
   }
+}
+
+/** Entries merged between two looks at the clock. */
+const TURN_ENTRIES = 1 << 16;
+
+/**
+ * Whether the lists at `heads`..`ends` of arenas `from` hold docid ranges that do not overlap;
+ * if so, `from` is left sorted by first docid, the order to copy them in.
+ */
+function laidEndToEnd(arenas: readonly ListArena[], from: number[], heads: Int32Array, ends: Int32Array): boolean {
+  if (from.length === 1) return true;
+  from.sort((a, b) => arenas[a]!.docs[heads[a]!]! - arenas[b]!.docs[heads[b]!]!);
+  for (let j = 1; j < from.length; j++) {
+    const prev = from[j - 1]!;
+    const next = from[j]!;
+    if (arenas[prev]!.docs[ends[prev]! - 1]! >= arenas[next]!.docs[heads[next]!]!) return false;
+  }
+  return true;
 }
 
 /**
@@ -181,6 +233,7 @@ export async function mergeArenas(
       if (min === Infinity) break;
       all.push(min);
       for (let a = 0; a < k; a++) if (pos[a]! < arenas[a]!.ids.length && arenas[a]!.ids[pos[a]!] === min) pos[a]!++;
+      if ((all.length & 16383) === 0) await yielder.maybe();
     }
   }
   const n = all.length;
@@ -192,11 +245,13 @@ export async function mergeArenas(
         const ids = arenas[a]!.ids;
         if (pos[a]! < ids.length && ids[pos[a]!] === all[i]) slotIn[a]![i] = pos[a]!++;
       }
+      if ((i & 16383) === 16383) await yielder.maybe();
     }
   }
   const sizes = new Uint32Array(n);
   const nd = new Uint32Array(n);
   let total = 0;
+  let scanned = 0;
   for (let i = 0; i < n; i++) {
     for (let a = 0; a < k; a++) {
       const s = slotIn[a]![i]!;
@@ -215,50 +270,87 @@ export async function mergeArenas(
           if (d !== last) nd[i]!++;
           last = d;
         }
+        scanned += to - from;
       }
     }
     total += sizes[i]!;
-    if ((i & 4095) === 4095) await yielder.maybe();
+    if ((i & 4095) === 4095 || scanned >= TURN_ENTRIES) {
+      scanned = 0;
+      await yielder.maybe();
+    }
   }
   const docs = new Uint32Array(total);
   const fps = new Uint32Array(total);
   const offsets = new Uint32Array(n + 1);
   const heads = new Int32Array(k);
   const ends = new Int32Array(k);
+  const from: number[] = [];
   let out = 0;
   let kept = 0;
+  // A common word's list holds hundreds of thousands of entries: turns come by entries too.
+  let turnAt = TURN_ENTRIES;
   for (let i = 0; i < n; i++) {
     offsets[i] = out;
     if (sizes[i] === 0) continue;
+    from.length = 0;
+    let allClean = true;
     for (let a = 0; a < k; a++) {
       const s = slotIn[a]![i]!;
       heads[a] = s < 0 ? 0 : arenas[a]!.offsets[s]!;
       ends[a] = s < 0 ? 0 : arenas[a]!.offsets[s + 1]!;
+      if (s < 0) continue;
+      from.push(a);
+      if (!clean[a]) allClean = false;
     }
-    for (;;) {
-      // The arena whose next kept entry has the lowest docid.
-      let best = -1;
-      let bestDoc = Infinity;
-      for (let a = 0; a < k; a++) {
+    if (allClean && laidEndToEnd(arenas, from, heads, ends)) {
+      // An import's segments hold consecutive docids: their lists are copied, not merged.
+      for (const a of from) {
         const ar = arenas[a]!;
-        while (heads[a]! < ends[a]! && !clean[a] && !keep(a, ar.docs[heads[a]!]!)) heads[a]!++;
-        if (heads[a]! < ends[a]! && ar.docs[heads[a]!]! < bestDoc) {
-          bestDoc = ar.docs[heads[a]!]!;
-          best = a;
+        // A common word's list is millions of entries: copied a piece at a time.
+        for (let e = heads[a]!; e < ends[a]!; e += TURN_ENTRIES) {
+          const to = Math.min(ends[a]!, e + TURN_ENTRIES);
+          docs.set(ar.docs.subarray(e, to), out);
+          fps.set(ar.fps.subarray(e, to), out);
+          out += to - e;
+          if (out >= turnAt) {
+            turnAt = out + TURN_ENTRIES;
+            await yielder.maybe();
+          }
         }
       }
-      if (best < 0) break;
-      const ar = arenas[best]!;
-      // Every entry of this document in this arena.
-      let e = heads[best]!;
-      while (e < ends[best]! && ar.docs[e] === bestDoc) {
-        docs[out] = bestDoc;
-        fps[out++] = ar.fps[e++]!;
+    } else {
+      for (;;) {
+        // The arena whose next kept entry has the lowest docid.
+        let best = -1;
+        let bestDoc = Infinity;
+        for (let a = 0; a < k; a++) {
+          const ar = arenas[a]!;
+          while (heads[a]! < ends[a]! && !clean[a] && !keep(a, ar.docs[heads[a]!]!)) heads[a]!++;
+          if (heads[a]! < ends[a]! && ar.docs[heads[a]!]! < bestDoc) {
+            bestDoc = ar.docs[heads[a]!]!;
+            best = a;
+          }
+        }
+        if (best < 0) break;
+        const ar = arenas[best]!;
+        // Every entry of this document in this arena.
+        let e = heads[best]!;
+        while (e < ends[best]! && ar.docs[e] === bestDoc) {
+          docs[out] = bestDoc;
+          fps[out++] = ar.fps[e++]!;
+        }
+        heads[best] = e;
+        if (out >= turnAt) {
+          turnAt = out + TURN_ENTRIES;
+          await yielder.maybe();
+        }
       }
-      heads[best] = e;
     }
     kept++;
-    if ((kept & 1023) === 1023) await yielder.maybe();
+    if ((kept & 1023) === 1023 || out >= turnAt) {
+      turnAt = out + TURN_ENTRIES;
+      await yielder.maybe();
+    }
   }
   offsets[n] = out;
   // Lists left empty by the documents dropped are left out.

@@ -8,6 +8,7 @@
 
 import type { WordStage } from './word-table.js';
 import type { ListKeys } from './postings.js';
+import { runSteps, runStepsInTurns, type Yielder } from '../../util/yielder.js';
 
 /** Lengths (in characters) of the prefixes that get their own list. */
 export const INDEXED_PREFIX_LENGTHS = [1, 2] as const;
@@ -96,15 +97,33 @@ export class PrefixStage implements ListKeys {
 
   /** Assigns prefix ids to every word added to the stage so far. */
   sync(): void {
+    runSteps(this.syncSteps());
+  }
+
+  /** `sync`, giving the event loop turns: a large batch adds a hundred thousand words. */
+  syncInTurns(yielder: Yielder): Promise<void> {
+    return runStepsInTurns(this.syncSteps(), yielder);
+  }
+
+  private *syncSteps(): Generator<void, void> {
     const from = this.ofWord.length / SLOTS;
     const to = this.words.size;
     if (to <= from) return;
-    const next = new Int32Array(to * SLOTS).fill(-1);
-    next.set(this.ofWord);
+    // The published table reads only its own words' slots: the new ones are written past
+    // them, in the same buffer while it has room (grown by doubling, not copied every batch).
+    let buffer = this.ofWord.buffer as ArrayBuffer;
+    if (this.ofWord.byteOffset !== 0 || buffer.byteLength < to * SLOTS * 4) {
+      const grown = new Int32Array(Math.max(to * SLOTS, (2 * buffer.byteLength) / 4, 1024));
+      grown.set(this.ofWord);
+      buffer = grown.buffer;
+      yield;
+    }
+    const next = new Int32Array(buffer, 0, to * SLOTS);
+    next.fill(-1, from * SLOTS);
     for (let w = from; w < to; w++) {
-      indexedPrefixes(this.words.word(w)).forEach((p, k) => {
-        next[w * SLOTS + k] = this.idOf(p);
-      });
+      const prefixes = indexedPrefixes(this.words.word(w));
+      for (let k = 0; k < prefixes.length; k++) next[w * SLOTS + k] = this.idOf(prefixes[k]!);
+      if ((w & 4095) === 4095) yield;
     }
     this.ofWord = next;
   }

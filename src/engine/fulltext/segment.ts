@@ -4,10 +4,10 @@
 // by a batch, only merged with their neighbours. A document lives in the newest segment
 // that holds or deletes it: `owner` says which, per docid.
 
-import { decodeRecord, decodeTokens, encodeRecord, type DocRecord } from './doc-record.js';
+import { decodeRecord, decodeTokens, encodeRecords, type DocRecord } from './doc-record.js';
 import { buildArena, EMPTY_ARENA, listAt, mergeArenas, slotOf, type ListArena } from './list-arena.js';
 import { EMPTY_POSTING, type ListKeys, type Posting } from './postings.js';
-import type { Yielder } from './yielder.js';
+import type { Yielder } from '../../util/yielder.js';
 
 export interface Segment {
   /** Its number, under which it is stored; never reused while it is live. */
@@ -39,15 +39,21 @@ function searchSorted(arr: Uint32Array, v: number): number {
   return lo < arr.length && arr[lo] === v ? lo : -1;
 }
 
-function recordBytes(s: Segment, i: number): Uint8Array {
+export function recordBytes(s: Segment, i: number): Uint8Array {
   return s.records.subarray(s.recordOffsets[i]!, s.recordOffsets[i + 1]!);
 }
 
-function packRecords(n: number, bytesOf: (i: number) => Uint8Array): { recordOffsets: Uint32Array; records: Uint8Array } {
+async function packRecords(n: number, bytesOf: (i: number) => Uint8Array, yielder: Yielder): Promise<{ recordOffsets: Uint32Array; records: Uint8Array }> {
   const recordOffsets = new Uint32Array(n + 1);
-  for (let i = 0; i < n; i++) recordOffsets[i + 1] = recordOffsets[i]! + bytesOf(i).length;
+  for (let i = 0; i < n; i++) {
+    recordOffsets[i + 1] = recordOffsets[i]! + bytesOf(i).length;
+    if ((i & 4095) === 4095) await yielder.maybe();
+  }
   const records = new Uint8Array(recordOffsets[n]!);
-  for (let i = 0; i < n; i++) records.set(bytesOf(i), recordOffsets[i]!);
+  for (let i = 0; i < n; i++) {
+    records.set(bytesOf(i), recordOffsets[i]!);
+    if ((i & 4095) === 4095) await yielder.maybe();
+  }
   return { recordOffsets, records };
 }
 
@@ -63,12 +69,7 @@ export async function buildSegment(
 ): Promise<Segment> {
   const words = docs.length ? await buildArena(docs, (i) => recs[i]!, wordKeys, yielder) : EMPTY_ARENA;
   const prefixes = prefixKeys ? (docs.length ? await buildArena(docs, (i) => recs[i]!, prefixKeys, yielder) : EMPTY_ARENA) : null;
-  const encoded: Buffer[] = new Array(docs.length);
-  for (let i = 0; i < docs.length; i++) {
-    encoded[i] = encodeRecord(recs[i]!);
-    if ((i & 1023) === 1023) await yielder.maybe();
-  }
-  return { seq, docs, deleted, words, prefixes, ...packRecords(docs.length, (i) => encoded[i]!) };
+  return { seq, docs, deleted, words, prefixes, ...(await encodeRecords(docs.length, (i) => recs[i]!, yielder)) };
 }
 
 /**
@@ -104,8 +105,8 @@ export async function mergeSegments(view: SegmentView, from: number, to: number,
     live.push(bestDoc);
     where.push(best);
     at.push(heads[best]!++);
+    if ((live.length & 16383) === 0) await yielder.maybe();
   }
-  await yielder.maybe();
   const deleted: number[] = [];
   if (from > 0) {
     const gone = new Set<number>();
@@ -113,7 +114,7 @@ export async function mergeSegments(view: SegmentView, from: number, to: number,
     deleted.push(...gone);
     deleted.sort((a, b) => a - b);
   }
-  const packed = packRecords(live.length, (i) => recordBytes(run[where[i]!]!, at[i]!));
+  const packed = await packRecords(live.length, (i) => recordBytes(run[where[i]!]!, at[i]!), yielder);
   return {
     seq,
     docs: Uint32Array.from(live),

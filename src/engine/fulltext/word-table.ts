@@ -4,39 +4,59 @@
 // arrays indexed by id. Words that no document uses any more keep their id (their
 // posting list is simply empty) until the next full rebuild renumbers everything.
 
+import { runSteps, runStepsInTurns, type Yielder } from '../../util/yielder.js';
+import { sortInTurns } from '../../util/sort-in-turns.js';
+import { SplitMap } from '../../util/split-map.js';
+
 /**
  * Word ids shared by all states of an index; new words become visible at publish. The
  * word → id map only serves indexing: it is built on the first batch after an index is
  * opened (searches find words in the sorted dictionary), so opening stays cheap.
  */
 export class WordTable {
-  readonly words: string[];
-  private map: Map<string, number> | null = null;
+  /** Words by id; those past `count` belong to a batch not yet published, written ahead of it. */
+  private readonly list: string[];
+  private count: number;
+  /** Split: a million words must not be rehashed at once as the map grows. */
+  private map: SplitMap<string, number> | null = null;
+  /** Words [0, mapped) are in the map; the rest were committed since and are added before the next lookup. */
+  private mapped = 0;
+  /** The stage whose words `list` holds past `count`. */
+  private ahead: WordStage | null = null;
 
   constructor(words: readonly string[] = []) {
-    this.words = [...words];
+    this.list = [...words];
+    this.count = this.list.length;
   }
 
   get size(): number {
-    return this.words.length;
+    return this.count;
   }
 
-  private get ids(): Map<string, number> {
-    if (this.map === null) {
-      const m = new Map<string, number>();
-      this.words.forEach((w, i) => m.set(w, i));
-      this.map = m;
+  word(id: number): string {
+    return this.list[id]!;
+  }
+
+  private get ids(): SplitMap<string, number> {
+    const m = (this.map ??= new SplitMap<string, number>());
+    for (; this.mapped < this.count; this.mapped++) m.set(this.list[this.mapped]!, this.mapped);
+    return m;
+  }
+
+  /**
+   * Brings the word → id map up to date a slice at a time: a million words take the better
+   * part of a second to map, which a batch must not spend in one go on the serving thread.
+   */
+  async mapInTurns(yielder: Yielder): Promise<void> {
+    const m = (this.map ??= new SplitMap<string, number>());
+    for (; this.mapped < this.count; this.mapped++) {
+      m.set(this.list[this.mapped]!, this.mapped);
+      if ((this.mapped & 16383) === 16383) await yielder.maybe();
     }
-    return this.map;
   }
 
   id(word: string): number | undefined {
     return this.ids.get(word);
-  }
-
-  private append(word: string): void {
-    this.ids.set(word, this.words.length);
-    this.words.push(word);
   }
 
   /** A scratch space for one batch: new words get ids after the published ones. */
@@ -44,10 +64,31 @@ export class WordTable {
     return new WordStage(this);
   }
 
-  /** Makes a stage's words permanent. */
+  /** Writes a stage's words after the published ones, in turns, so that `commit` has nothing left to do. */
+  async writeAhead(stage: WordStage, yielder: Yielder): Promise<void> {
+    if (stage.base !== this.count) throw new Error('word table changed under a staged batch');
+    this.ahead = null;
+    this.list.length = stage.base;
+    for (let i = 0; i < stage.added.length; i++) {
+      this.list.push(stage.added[i]!);
+      if ((i & 16383) === 16383) await yielder.maybe();
+    }
+    this.ahead = stage;
+  }
+
+  /**
+   * Makes a stage's words permanent. Called at publish, where nothing may take long (see
+   * `writeAhead`); the map learns them before the next batch's lookups (`mapInTurns`).
+   */
   commit(stage: WordStage): void {
-    if (stage.base !== this.words.length) throw new Error('word table changed under a staged batch');
-    for (const w of stage.added) this.append(w);
+    if (stage.base !== this.count) throw new Error('word table changed under a staged batch');
+    const end = stage.base + stage.added.length;
+    if (this.ahead !== stage || this.list.length !== end) {
+      this.list.length = stage.base;
+      for (const w of stage.added) this.list.push(w);
+    }
+    this.ahead = null;
+    this.count = end;
   }
 }
 
@@ -80,7 +121,7 @@ export class WordStage {
   }
 
   word(id: number): string {
-    return id < this.base ? this.table.words[id]! : this.added[id - this.base]!;
+    return id < this.base ? this.table.word(id) : this.added[id - this.base]!;
   }
 }
 
@@ -105,6 +146,40 @@ export interface WordCodes {
   starts: Uint32Array;
 }
 
+const byWord = (a: { word: string }, b: { word: string }) => (a.word < b.word ? -1 : a.word > b.word ? 1 : 0);
+
+/** Words handled between two looks at the clock while the dictionary is built. */
+const TURN_WORDS = 16384;
+
+/** The distinct first characters of words taken in order, and the index range of each. */
+class FirstChars {
+  readonly chars: string[] = [];
+  private readonly ranges = new Map<string, [number, number]>();
+  private readonly scattered = new Set<string>();
+  private last = '';
+
+  add(word: string, i: number): void {
+    const f = firstChar(word);
+    if (f !== this.last) {
+      const known = this.ranges.get(f);
+      // Runs are contiguous in code-unit order; were one not, its range is every word.
+      if (known) this.scattered.add(f);
+      else this.ranges.set(f, [i, i + 1]);
+      this.chars.push(f);
+      this.last = f;
+    } else {
+      const r = this.ranges.get(f)!;
+      if (r[1] === i) r[1] = i + 1;
+    }
+  }
+
+  /** The ranges, once every one of the `n` words was added. */
+  rangesFor(n: number): Map<string, [number, number]> {
+    for (const f of this.scattered) this.ranges.set(f, [0, n]);
+    return this.ranges;
+  }
+}
+
 /** Runs of words sharing a prefix up to this long are found by reading prefix lengths in turn. */
 const SHORT_RUN = 16;
 
@@ -118,28 +193,17 @@ export class SortedWords {
   readonly firstChars: string[];
 
   /** Index range of the words starting with each first character. */
-  private readonly charRanges = new Map<string, [number, number]>();
+  private readonly charRanges: Map<string, [number, number]>;
 
   constructor(
     readonly words: string[],
     readonly ids: Uint32Array,
+    firsts?: FirstChars,
   ) {
-    const firsts: string[] = [];
-    let last = '';
-    for (let i = 0; i < words.length; i++) {
-      const f = firstChar(words[i]!);
-      if (f !== last) {
-        const known = this.charRanges.get(f);
-        // Runs are contiguous in code-unit order; were one not, its range is every word.
-        this.charRanges.set(f, known ? [0, words.length] : [i, i + 1]);
-        firsts.push(f);
-        last = f;
-      } else {
-        const r = this.charRanges.get(f)!;
-        if (r[1] === i) r[1] = i + 1;
-      }
-    }
-    this.firstChars = firsts;
+    const f = firsts ?? new FirstChars();
+    if (!firsts) for (let i = 0; i < words.length; i++) f.add(words[i]!, i);
+    this.firstChars = f.chars;
+    this.charRanges = f.rangesFor(words.length);
   }
 
   /** Index range [lo, hi) holding every word that starts with the character `c`. */
@@ -166,25 +230,53 @@ export class SortedWords {
 
   /** A new view with `added` (id, word) pairs merged in. */
   merge(added: readonly { id: number; word: string }[]): SortedWords {
+    return this.mergeWith(added, null) as SortedWords;
+  }
+
+  /** `merge`, giving the event loop turns: a batch merges its new words into a dictionary of a million. */
+  async mergeInTurns(added: readonly { id: number; word: string }[], yielder: Yielder): Promise<SortedWords> {
+    return this.mergeWith(added, yielder);
+  }
+
+  private mergeWith(added: readonly { id: number; word: string }[], yielder: Yielder | null): SortedWords | Promise<SortedWords> {
     if (added.length === 0) return this;
-    const extra = [...added].sort((a, b) => (a.word < b.word ? -1 : a.word > b.word ? 1 : 0));
+    if (!yielder) return this.mergeSorted([...added].sort(byWord), null) as SortedWords;
+    return sortInTurns(added, byWord, yielder).then((extra) => this.mergeSorted(extra, yielder));
+  }
+
+  private mergeSorted(extra: readonly { id: number; word: string }[], yielder: Yielder | null): SortedWords | Promise<SortedWords> {
     const n = this.words.length + extra.length;
     const words = new Array<string>(n);
     const ids = new Uint32Array(n);
+    const firsts = new FirstChars();
     let i = 0;
     let j = 0;
-    for (let k = 0; k < n; k++) {
-      if (j >= extra.length || (i < this.words.length && this.words[i]! < extra[j]!.word)) {
-        words[k] = this.words[i]!;
-        ids[k] = this.ids[i]!;
-        i++;
-      } else {
-        words[k] = extra[j]!.word;
-        ids[k] = extra[j]!.id;
-        j++;
+    let k = 0;
+    const run = (until: number) => {
+      for (; k < until; k++) {
+        if (j >= extra.length || (i < this.words.length && this.words[i]! < extra[j]!.word)) {
+          words[k] = this.words[i]!;
+          ids[k] = this.ids[i]!;
+          i++;
+        } else {
+          words[k] = extra[j]!.word;
+          ids[k] = extra[j]!.id;
+          j++;
+        }
+        firsts.add(words[k]!, k);
       }
+    };
+    if (!yielder) {
+      run(n);
+      return new SortedWords(words, ids, firsts);
     }
-    return new SortedWords(words, ids);
+    return (async () => {
+      while (k < n) {
+        run(Math.min(n, k + TURN_WORDS));
+        await yielder.maybe();
+      }
+      return new SortedWords(words, ids, firsts);
+    })();
   }
 
   get size(): number {
@@ -212,7 +304,12 @@ export class SortedWords {
    * comparing strings. Built on first use.
    */
   private lcpTable(): Uint8Array[] {
-    if (this.table) return this.table;
+    if (!this.table) this.table = runSteps(this.buildLcpTable());
+    return this.table;
+  }
+
+  /** The table's work in steps: at each `yield` the event loop may get a turn. */
+  private *buildLcpTable(): Generator<void, Uint8Array[]> {
     const n = this.words.length;
     const lcp = new Uint8Array(n);
     for (let i = 1; i < n; i++) {
@@ -222,6 +319,7 @@ export class SortedWords {
       let l = 0;
       while (l < lim && a.charCodeAt(l) === b.charCodeAt(l)) l++;
       lcp[i] = l;
+      if (i % TURN_WORDS === 0) yield;
     }
     const levels = [lcp];
     for (let k = 1; 1 << k <= n; k++) {
@@ -230,8 +328,8 @@ export class SortedWords {
       const cur = new Uint8Array(n - (1 << k) + 1);
       for (let i = 0; i < cur.length; i++) cur[i] = Math.min(prev[i]!, prev[i + half]!);
       levels.push(cur);
+      yield;
     }
-    this.table = levels;
     return levels;
   }
 
@@ -248,7 +346,11 @@ export class SortedWords {
    * each. Built on first use.
    */
   codes(): WordCodes {
-    if (this.flat) return this.flat;
+    if (!this.flat) this.flat = runSteps(this.buildCodes());
+    return this.flat;
+  }
+
+  private *buildCodes(): Generator<void, WordCodes> {
     const n = this.words.length;
     const starts = new Uint32Array(n + 1);
     let total = 0;
@@ -257,20 +359,28 @@ export class SortedWords {
       total += this.words[i]!.length;
     }
     starts[n] = total;
+    yield;
     const units = new Uint16Array(total);
     for (let i = 0; i < n; i++) {
       const w = this.words[i]!;
       const at = starts[i]!;
       for (let k = 0; k < w.length; k++) units[at + k] = w.charCodeAt(k);
+      if (i % TURN_WORDS === TURN_WORDS - 1) yield;
     }
-    this.flat = { units, starts };
-    return this.flat;
+    return { units, starts };
   }
 
   /** Builds the lookup tables now (off the query path) rather than on first use. */
   prepare(): this {
     this.lcpTable();
     this.codes();
+    return this;
+  }
+
+  /** `prepare`, giving the event loop turns. */
+  async prepareInTurns(yielder: Yielder): Promise<this> {
+    if (!this.table) this.table = await runStepsInTurns(this.buildLcpTable(), yielder);
+    if (!this.flat) this.flat = await runStepsInTurns(this.buildCodes(), yielder);
     return this;
   }
 

@@ -12,6 +12,8 @@
 import type { KvReader, WriteBatch } from '../../store/kv.js';
 import { decodeUint, encodeUint, KeySpace } from '../../store/keys.js';
 import { INDEXES } from './index-handle.js';
+import { Yielder } from '../../util/yielder.js';
+import { SplitMap } from '../../util/split-map.js';
 
 export const CHUNK_DOCIDS = 4096;
 
@@ -62,8 +64,8 @@ function forEachEntry(b: Buffer, fn: (docid: number, id: string) => void): void 
 export async function readExternalIds(
   reader: KvReader,
   indexId: number,
-): Promise<{ ext: Map<string, number>; convert: ((wb: WriteBatch) => Promise<void>) | null }> {
-  const ext = new Map<string, number>();
+): Promise<{ ext: SplitMap<string, number>; convert: ((wb: WriteBatch) => Promise<void>) | null }> {
+  const ext = new SplitMap<string, number>();
   if (await reader.get(chunkMarkerKey(indexId))) {
     for await (const e of reader.scan({ prefix: chunkSpaceOf(indexId).prefix })) forEachEntry(e.value, (docid, id) => ext.set(id, docid));
     return { ext, convert: null };
@@ -90,7 +92,7 @@ export async function writeExternalIds(
   reader: KvReader,
   wb: WriteBatch,
   indexId: number,
-  changes: ReadonlyMap<string, number | null>,
+  changes: Iterable<[string, number | null]>,
   before: (id: string) => number | undefined,
   cleared: boolean,
 ): Promise<void> {
@@ -99,7 +101,11 @@ export async function writeExternalIds(
   const removed = new Set<number>();
   const added = new Map<number, [number, string][]>();
   const touched = new Set<number>();
+  // A batch of 50,000 new ids takes a while: the thread serving searches gets turns.
+  const turns = new Yielder();
+  let seen = 0;
   for (const [id, docid] of changes) {
+    if ((++seen & 1023) === 0) await turns.maybe();
     const old = cleared ? undefined : before(id);
     if (old === docid) continue;
     if (old !== undefined) {
@@ -116,7 +122,8 @@ export async function writeExternalIds(
   }
   const chunks = [...touched].sort((a, b) => a - b);
   const stored = cleared ? chunks.map(() => null) : await reader.getMany(chunks.map((c) => space.key(encodeUint(c, 4))));
-  chunks.forEach((c, i) => {
+  for (let i = 0; i < chunks.length; i++) {
+    const c = chunks[i]!;
     const entries: [number, string][] = [];
     const b = stored[i];
     if (b) forEachEntry(b, (docid, id) => void (removed.has(docid) || entries.push([docid, id])));
@@ -124,6 +131,7 @@ export async function writeExternalIds(
     const key = space.key(encodeUint(c, 4));
     if (entries.length === 0) wb.del(key);
     else wb.put(key, encodeChunk(entries.sort((x, y) => x[0] - y[0])));
-  });
+    await turns.maybe();
+  }
   wb.put(chunkMarkerKey(indexId), Buffer.from([1]));
 }

@@ -1,6 +1,7 @@
 import { KeySpace } from '../../store/keys.js';
 import type { SearchIndex } from '../structures/search-index.js';
 import type { IndexSettings } from '../settings/settings.js';
+import { ExternalIdMap } from './external-id-map.js';
 
 /** What is persisted about an index besides its documents and search structures. */
 export interface IndexMeta {
@@ -34,7 +35,7 @@ export class IndexHandle {
   constructor(
     public meta: IndexMeta,
     /** External document id → internal docid. */
-    public ext: Map<string, number>,
+    public ext: ExternalIdMap,
     public search: SearchIndex,
   ) {
     this.space = INDEXES.child(String(meta.id));

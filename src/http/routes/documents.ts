@@ -344,7 +344,7 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       // checks it only when the task runs; there is then nothing to preview.
       const matched = h ? filterOrNone(() => filterDocids(h, f, { code: 'invalid_document_filter', ...engineFilterOptions(ctx.engine, filterFeatures()) })) : undefined;
       if (h && matched !== undefined) {
-        const ids = matched !== null ? [...matched.subarray(0, PREVIEW_DOCUMENTS)] : [...h.ext.values()].slice(0, PREVIEW_DOCUMENTS);
+        const ids = matched !== null ? [...matched.subarray(0, PREVIEW_DOCUMENTS)] : firstOf(h.ext.values(), PREVIEW_DOCUMENTS);
         const sample = (await ctx.engine.readDocs(ctx.engine.store, h, ids)).filter((d): d is Doc => d !== null);
         previewEdition(script, sample, context ? fromJson(context) : undefined, h.meta.primaryKey);
       }
@@ -391,4 +391,13 @@ function filterOrNone<T>(run: () => T): T | undefined {
     if (e instanceof ApiError && e.code === 'invalid_document_filter') return undefined;
     throw e;
   }
+}
+
+function firstOf<T>(items: Iterable<T>, n: number): T[] {
+  const out: T[] = [];
+  for (const x of items) {
+    if (out.length >= n) break;
+    out.push(x);
+  }
+  return out;
 }

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { SortedWords, WordTable } from '../../src/engine/fulltext/word-table.js';
+import { Yielder } from '../../src/util/yielder.js';
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+}
+
+function words(n: number, r: () => number): string[] {
+  const letters = 'abcdeéz';
+  const out = new Set<string>();
+  while (out.size < n) {
+    const len = 1 + Math.floor(r() * 7);
+    let w = '';
+    for (let i = 0; i < len; i++) w += letters[Math.floor(r() * letters.length)]!;
+    // A few words out of code-unit order with their first letter, as a non-BMP first character.
+    out.add(r() < 0.01 ? `😀${w}` : w);
+  }
+  return [...out];
+}
+
+describe('the sorted dictionary built in turns', () => {
+  it('merges and prepares exactly as the synchronous build does', async () => {
+    const r = rng(3);
+    const all = words(30_000, r);
+    const base = SortedWords.build({ words: all.slice(0, 20_000) });
+    const added = all.slice(20_000).map((word, i) => ({ id: 20_000 + i, word }));
+    const sync = base.merge(added).prepare();
+    const turns = await (await base.mergeInTurns(added, new Yielder(0))).prepareInTurns(new Yielder(0));
+    expect(turns.words).toEqual(sync.words);
+    expect([...turns.ids]).toEqual([...sync.ids]);
+    expect(turns.firstChars).toEqual(sync.firstChars);
+    for (const c of sync.firstChars) expect(turns.charRange(c)).toEqual(sync.charRange(c));
+    expect([...turns.prefixLengths()]).toEqual([...sync.prefixLengths()]);
+    expect(turns.codes()).toEqual(sync.codes());
+    for (let i = 0; i < sync.size; i += 97) for (const len of [1, 2, 3]) expect(turns.endOfPrefix(i, len)).toBe(sync.endOfPrefix(i, len));
+  });
+});
+
+describe('the word table', () => {
+  it('finds words committed since its map was built, mapped in turns or on the next lookup', async () => {
+    const t = new WordTable(['alpha', 'beta']);
+    expect(t.id('beta')).toBe(1);
+    const s = t.stage();
+    expect(s.idOf('gamma')).toBe(2);
+    expect(s.idOf('alpha')).toBe(0);
+    t.commit(s);
+    expect(t.id('gamma')).toBe(2);
+    const s2 = t.stage();
+    for (let i = 0; i < 40_000; i++) s2.idOf(`w${i}`);
+    t.commit(s2);
+    await t.mapInTurns(new Yielder(0));
+    expect(t.id('w39999')).toBe(3 + 39_999);
+    expect(t.stage().idOf('w5')).toBe(8);
+  });
+
+  it('shows words written ahead of a batch only once the batch commits them', async () => {
+    const t = new WordTable(['alpha']);
+    const dropped = t.stage();
+    dropped.idOf('never');
+    await t.writeAhead(dropped, new Yielder(0));
+    expect(t.size).toBe(1);
+    expect(t.id('never')).toBeUndefined();
+    // The dropped batch's words give way to the next one's.
+    const s = t.stage();
+    expect(s.idOf('beta')).toBe(1);
+    await t.writeAhead(s, new Yielder(0));
+    expect(t.id('beta')).toBeUndefined();
+    t.commit(s);
+    expect([t.size, t.id('beta'), t.word(1), t.id('never')]).toEqual([2, 1, 'beta', undefined]);
+  });
+});
