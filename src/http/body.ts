@@ -47,9 +47,20 @@ export function bodyFormat(req: FastifyRequest, accept: readonly BodyFormat[]): 
 
 /** The request body, decompressed per Content-Encoding and held to the payload size limit. */
 export function rawBody(req: FastifyRequest, limit: number): Buffer {
-  const body = req.body;
-  const buf = Buffer.isBuffer(body) ? body : Buffer.alloc(0);
-  const encoding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  return decodedBody(bodyBytes(req), contentEncoding(req), limit);
+}
+
+/** The request body as received (still compressed, if it was). */
+export function bodyBytes(req: FastifyRequest): Buffer {
+  return Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+}
+
+export function contentEncoding(req: FastifyRequest): string {
+  return String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+}
+
+/** A body decompressed per its Content-Encoding and held to `limit` (no request needed: worker threads call it too). */
+export function decodedBody(buf: Buffer, encoding: string, limit: number): Buffer {
   // Fastify holds every body to the largest limit; a route may accept less (JSON bodies).
   if (buf.length > limit) throw payloadTooLarge(limit);
   if (encoding === 'identity' || encoding === '' || buf.length === 0) return buf;

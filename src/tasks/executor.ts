@@ -3,7 +3,8 @@ import { errorBody } from '../errors/api-error.js';
 import { processBatch } from '../engine/apply/apply-batch.js';
 import { BatchAborted, type BatchTask, type ProcessedBatch } from '../engine/apply/types.js';
 import type { Doc } from '../engine/documents/primary-key.js';
-import { decodePayload, payloadHasExactIntegers } from '../engine/documents/document-json.js';
+import { decodePayloadInTurns, payloadHasExactIntegers } from '../engine/documents/document-json.js';
+import { Yielder } from '../util/yielder.js';
 import type { Engine } from '../engine/engine.js';
 import type { KvStore, WriteBatch } from '../store/kv.js';
 import { summarizeBatch, type BatchRecord } from './batch.js';
@@ -258,13 +259,13 @@ export class Executor extends EventEmitter<ExecutorEvents> {
     if (withPayload.length > 0) trace.step('retrieving payloads');
     const payloads = await this.store.getMany(withPayload.map((t) => PAYLOADS.key(t.uid)));
     const docsOf = new Map<number, Doc[]>();
+    const turns = new Yielder();
     for (let i = 0; i < withPayload.length; i++) {
       const t = withPayload[i]!;
       const buf = payloads[i];
       // The payload stays as long as its task (`GET /tasks/{uid}/documents`); a task deletion removes it.
-      docsOf.set(t.uid, buf ? decodePayload(buf, payloadHasExactIntegers(t.params)) : []);
-      // A batch can hold many large payloads: heartbeats and searches get a turn between them.
-      if (i + 1 < withPayload.length) await new Promise<void>((resolve) => setImmediate(resolve));
+      // Heartbeats and searches get their turns while large payloads are parsed.
+      docsOf.set(t.uid, buf ? await decodePayloadInTurns(buf, payloadHasExactIntegers(t.params), () => turns.maybe()) : []);
     }
     const input: BatchTask[] = tasks.map((t) => {
       if (!isIndexOperation(t.params)) throw new Error(`a ${t.type} task is not the engine's to apply`);

@@ -22,11 +22,19 @@ export function decodeDoc(bytes: Buffer, exactIntegers: boolean): Doc {
 
 /**
  * A task's payload as it travels in the log and waits for its batch: the documents as one JSON
- * array, and whether it holds big integers (the task says so, see `decodePayload`).
+ * array, one document a line (JSON text holds no raw newline, so a line is exactly one document:
+ * `decodePayloadInTurns` reads them one by one), and whether it holds big integers (the task
+ * says so, see `decodePayload`).
  */
 export function encodePayload(docs: readonly Doc[]): { bytes: Buffer; exactIntegers: boolean } {
-  const { text, bigIntegers } = stringifyJsonNoting(docs);
-  return { bytes: Buffer.from(text), exactIntegers: bigIntegers };
+  const lines = new Array<string>(docs.length);
+  let exactIntegers = false;
+  for (let i = 0; i < docs.length; i++) {
+    const { text, bigIntegers } = stringifyJsonNoting(docs[i]);
+    lines[i] = text;
+    if (bigIntegers) exactIntegers = true;
+  }
+  return { bytes: Buffer.from(lines.length ? `[\n${lines.join(',\n')}\n]` : '[]'), exactIntegers };
 }
 
 /**
@@ -38,6 +46,26 @@ export function encodePayload(docs: readonly Doc[]): { bytes: Buffer; exactInteg
 export function decodePayload(bytes: Buffer, exactIntegers: boolean): Doc[] {
   const text = bytes.toString();
   return (exactIntegers ? parseJson(text) : JSON.parse(text)) as Doc[];
+}
+
+/**
+ * `decodePayload` a document at a time, calling `turn` now and then: a payload of 50,000
+ * documents takes the better part of a second to parse, which the thread serving searches
+ * must not spend in one go. A payload logged before documents went one a line is parsed whole.
+ */
+export async function decodePayloadInTurns(bytes: Buffer, exactIntegers: boolean, turn: () => Promise<void>): Promise<Doc[]> {
+  if (bytes.length < 2 || bytes[0] !== 0x5b /* [ */ || bytes[1] !== 0x0a) return decodePayload(bytes, exactIntegers);
+  const parse = (exactIntegers ? parseJson : JSON.parse) as (text: string) => Doc;
+  const docs: Doc[] = [];
+  // Between "[\n" and "\n]": documents, each but the last followed by ",\n".
+  for (let pos = 2; ; ) {
+    const end = bytes.indexOf(0x0a, pos);
+    if (end < 0) break;
+    docs.push(parse(bytes.toString('utf8', pos, bytes[end - 1] === 0x2c /* , */ ? end - 1 : end)));
+    pos = end + 1;
+    if ((docs.length & 127) === 0) await turn();
+  }
+  return docs;
 }
 
 /** Whether a task's payload is to be read with its big integers (see `decodePayload`). */

@@ -2,8 +2,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors/api-error.js';
 import { requestGrant } from '../../auth/request-auth.js';
 import { normalizeDocumentId, type Doc } from '../../engine/documents/primary-key.js';
-import { parseDocumentsPayload } from '../../engine/documents/parse-payload.js';
-import { encodePayload } from '../../engine/documents/document-json.js';
 import { listDocuments, presentDocument, type DocumentsQuery } from '../../engine/documents/list-documents.js';
 import { hydrateForeignKeys } from '../../engine/documents/foreign-keys.js';
 import { compileEdition, PREVIEW_DOCUMENTS, previewEdition } from '../../engine/documents/edit-by-function.js';
@@ -13,7 +11,8 @@ import { filterDocids } from '../../engine/facets/index.js';
 import { engineFilterOptions } from '../../engine/search/answer-query.js';
 import { parseRequiredFilter } from '../../engine/filter/filter-tree.js';
 import type { TaskSpec } from '../../tasks/task.js';
-import { bodyFormat, rawBody } from '../body.js';
+import { bodyBytes, bodyFormat, contentEncoding } from '../body.js';
+import { preparePayloadAside } from '../payload/payload-parser.js';
 import type { AppContext } from '../context.js';
 import { route } from '../route.js';
 import { s, typeError } from '../schema.js';
@@ -203,12 +202,17 @@ export function documentRoutes(app: FastifyInstance, ctx: AppContext): void {
       }
       delimiter = q.csvDelimiter;
     }
-    const docs = parseDocumentsPayload(format, rawBody(req, app.bodyLimits.payload), delimiter);
-    const { bytes: payload, exactIntegers } = encodePayload(docs);
+    const { documents, bytes: payload, exactIntegers } = await preparePayloadAside({
+      format,
+      body: bodyBytes(req),
+      encoding: contentEncoding(req),
+      limit: app.bodyLimits.payload,
+      csvDelimiter: delimiter,
+    });
     const spec: TaskSpec = {
       type: 'documentAdditionOrUpdate',
       indexUid: uid,
-      details: { receivedDocuments: docs.length, indexedDocuments: null },
+      details: { receivedDocuments: documents, indexedDocuments: null },
       params: {
         op: 'documents',
         method,

@@ -2,23 +2,20 @@
 // and pooling, shared by every embedder that uses them, started on first use and stopped
 // after a while without work (its memory is the model's size, twice over while it loads).
 
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { EmbedError } from '../embed-error.js';
+import { compiledScript } from '../../../util/compiled-script.js';
 import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol.js';
 
 const IDLE_MS = 10 * 60_000;
 
-/** The compiled worker script: beside this module, or under dist/ when this runs from source (tests). */
+/** The compiled worker script. */
 function workerScript(): string {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.js')) return join(dirname(here), 'runtime-worker.js');
-  const root = join(dirname(here), '../../../..');
-  const compiled = join(root, 'dist/src/engine/vector/hub-model/runtime-worker.js');
-  if (!existsSync(compiled)) throw new Error(`the model runtime is not built: \`${compiled}\` is missing (run \`npm run build\`)`);
-  return compiled;
+  try {
+    return compiledScript(import.meta.url, 'runtime-worker.js', 'dist/src/engine/vector/hub-model');
+  } catch (e) {
+    throw new Error(`the model runtime is not built: ${(e as Error).message}`);
+  }
 }
 
 interface Pending {
