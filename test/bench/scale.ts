@@ -1,10 +1,12 @@
 // The `scale` benchmark: BENCH_DOCS documents (a million by default, see scale-corpus.ts)
 // imported over HTTP in 50 000-document NDJSON batches into one node running as its own
-// process, while a client searches every 50 ms and polls a task and /health; then memory
+// process, while a client on a thread of its own searches every 50 ms and polls a task and
+// /health; then memory
 // settled, query latencies per kind over HTTP, and a restart after kill -9 timed to the
 // first answered search.
 
 import { rmSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { spawnNode, tempDir } from '../helpers/node.js';
 import { diskSize, misspell, pct, post, procStatus, waitTask } from './bench-util.js';
 import { ScaleCorpus } from './scale-corpus.js';
@@ -18,35 +20,19 @@ const INDEX = 'scale';
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
 const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
 
-/** Sends a search every 50 ms (and a task poll and /health) until stopped; their latencies. */
+/** Sends a search every 50 ms (and a task poll and /health) from a thread of its own until stopped; their latencies. */
 function background(url: string, words: string[]): { stop(): Promise<{ search: number[]; tasks: number[]; health: number[] }> } {
-  const search: number[] = [];
-  const tasks: number[] = [];
-  const health: number[] = [];
-  let running = true;
-  const r = rng(99);
-  const loop = (async () => {
-    while (running) {
-      const next = performance.now() + 50;
-      const s = performance.now();
-      const q = words[Math.floor(r() * words.length)]!;
-      await (await post(url, `/indexes/${INDEX}/search`, { q, limit: 10 })).arrayBuffer();
-      search.push(performance.now() - s);
-      const t = performance.now();
-      await (await fetch(`${url}/tasks?limit=1`)).arrayBuffer();
-      tasks.push(performance.now() - t);
-      const h = performance.now();
-      await (await fetch(`${url}/health`)).arrayBuffer();
-      health.push(performance.now() - h);
-      const wait = next - performance.now();
-      if (wait > 0) await new Promise((res) => setTimeout(res, wait));
-    }
-  })();
+  const worker = new Worker(new URL('./search-loop-thread.js', import.meta.url), { workerData: { url, index: INDEX, words } });
   return {
     async stop() {
-      running = false;
-      await loop;
-      return { search, tasks, health };
+      const done = new Promise<{ search: number[]; tasks: number[]; health: number[] }>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      worker.postMessage('stop');
+      const out = await done;
+      await worker.terminate();
+      return out;
     },
   };
 }
