@@ -81,4 +81,8 @@ export class OrderedSplitMap<K extends string | number, V> extends SplitMap<K, V
   override *entries(): IterableIterator<[K, V]> {
     for (const k of this.order) yield [k, this.get(k)!];
   }
+
+  override keys(): IterableIterator<K> {
+    return this.order[Symbol.iterator]();
+  }
 }

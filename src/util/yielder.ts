@@ -39,7 +39,7 @@ export async function runStepsInTurns<T>(steps: Generator<void, T>, yielder: Yie
  * fault at its first write, milliseconds per MiB on some virtual machines: a loop that then
  * writes all over a large new array would take every one of them in its first slice.
  */
-export async function touchInTurns(a: Uint32Array | Int32Array, yielder: Yielder): Promise<void> {
+export async function touchInTurns(a: Uint8Array | Uint32Array | Int32Array, yielder: Yielder): Promise<void> {
   const perPage = 4096 / a.BYTES_PER_ELEMENT;
   for (let i = 0; i < a.length; i += perPage) {
     a[i] = 0;

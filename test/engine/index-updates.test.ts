@@ -145,6 +145,14 @@ describe('records', () => {
     const alone = recs.map((r) => encodeRecord(r));
     expect(Buffer.from(records)).toEqual(Buffer.concat(alone));
     expect(Array.from(recordOffsets)).toEqual(alone.reduce((o, b) => [...o, o[o.length - 1]! + b.length], [0]));
+    // Records written across several pieces (4 MiB each) come out whole and in order too.
+    const big: Doc[] = Array.from({ length: 600 }, (_, i) => ({ id: i, title: `t${i}`, blob: `${i}:${'b'.repeat(20_000 + i)}` }));
+    const bs = await buildIndex(big, { searchableAttributes: ['title'], filterableAttributes: ['blob'] });
+    const brecs = [...bs.docids].map((d) => recordOf(bs, d)!);
+    const laid = await encodeRecords(brecs.length, (i) => brecs[i]!, new Yielder(0));
+    expect(laid.records.length).toBeGreaterThan(8 << 20);
+    expect(Buffer.compare(Buffer.from(laid.records), Buffer.concat(brecs.map((r) => encodeRecord(r))))).toBe(0);
+    expect(laid.recordOffsets[600]).toBe(laid.records.length);
   });
 });
 

@@ -7,7 +7,7 @@ import { MAX_DISTANCE, type Tokenizer } from '../tokenizer/index.js';
 import type { Doc } from '../documents/primary-key.js';
 import { forEachLeaf, type FieldNames, type FieldRules } from './field-table.js';
 import type { WordStage } from './word-table.js';
-import type { Yielder } from '../../util/yielder.js';
+import { touchInTurns, type Yielder } from '../../util/yielder.js';
 
 /** A value kept for sorting, distinct and filters: numbers stay numbers, the rest is a string. */
 export type FieldValue = number | string;
@@ -208,13 +208,18 @@ function writeRecord(rec: DocRecord, sink: Sink, at: number): number {
 }
 
 export function encodeRecord(rec: DocRecord): Buffer {
-  return Buffer.from(single.bytes.subarray(0, writeRecord(rec, single, 0)));
+  const end = writeRecord(rec, single, 0); // may grow `single.bytes`: read it after
+  return Buffer.from(single.bytes.subarray(0, end));
 }
+
+/** Records are written into pieces of this size, then laid end to end. */
+const PIECE = 4 << 20;
 
 /**
  * Records encoded one after another into one array, with where each starts: a segment's
  * records, without a Buffer per record (a batch has tens of thousands), giving the event loop
- * turns.
+ * turns. They are written into pieces, then copied into one array of the exact size: growing
+ * one array would copy it whole at once, into fresh memory that faults page by page.
  */
 export async function encodeRecords(
   n: number,
@@ -222,14 +227,31 @@ export async function encodeRecords(
   yielder: Yielder,
 ): Promise<{ recordOffsets: Uint32Array; records: Uint8Array }> {
   const recordOffsets = new Uint32Array(n + 1);
-  const sink = new Sink(new Uint8Array(Math.max(4096, n * 256)));
+  const pieces: Uint8Array[] = [];
+  let sink = new Sink(new Uint8Array(PIECE));
+  let base = 0;
   let at = 0;
   for (let i = 0; i < n; i++) {
+    if (PIECE - at < PIECE / 64) {
+      pieces.push(sink.bytes.subarray(0, at));
+      base += at;
+      sink = new Sink(new Uint8Array(PIECE));
+      at = 0;
+    }
     at = writeRecord(recordAt(i), sink, at);
-    recordOffsets[i + 1] = at;
+    recordOffsets[i + 1] = base + at;
     if ((i & 255) === 255) await yielder.maybe();
   }
-  return { recordOffsets, records: at === sink.bytes.length ? sink.bytes : sink.bytes.slice(0, at) };
+  pieces.push(sink.bytes.subarray(0, at));
+  const records = new Uint8Array(base + at);
+  await touchInTurns(records, yielder);
+  let to = 0;
+  for (const p of pieces) {
+    records.set(p, to);
+    to += p.length;
+    await yielder.maybe();
+  }
+  return { recordOffsets, records };
 }
 
 /**
