@@ -8,7 +8,7 @@ import {
   checkGeoField, extractFacets, extractGeoPoint, facetConfigOf, facetKey, facetSelector, geoEnabled, geojsonEnabled, GEOJSON_FIELD,
   sameFacetConfig, type FacetConfig,
 } from './extract.js';
-import { FacetState, geoSegment, noteChunks, numberSegment, stringSegment, unionOf } from './facet-state.js';
+import { FacetState, geoSegment, numberSegment, stringSegment, unionOf } from './facet-state.js';
 import { FieldFacets, type StringValue } from './field-facets.js';
 import { parseShape } from './geojson.js';
 import { Yielder } from '../../util/yielder.js';
@@ -41,6 +41,12 @@ interface FieldUpdate {
   /** Changed values: their new documents and the chunks where they changed. */
   numbers: Map<number, { docids: Uint32Array; chunks: Set<number> }>;
   strings: Map<string, { value: StringValue | null; chunks: Set<number> }>;
+  /**
+   * The values with documents in each chunk where some changed, worked out while the chunks'
+   * records are written (null: none left): publishing only puts them in place.
+   */
+  numberChunks: Map<number, Set<number> | null>;
+  stringChunks: Map<number, Set<string> | null>;
 }
 
 /** Chunks where any of the changed values changed. */
@@ -214,7 +220,7 @@ export class FacetIndex implements SearchIndex {
 
   /** New postings of one field from its facts' additions and removals. */
   private async fieldUpdate(field: FieldFacets, deltas: Map<string, Delta>, turns: Yielder): Promise<FieldUpdate> {
-    const u: FieldUpdate = { field, sets: {}, numbers: new Map(), strings: new Map() };
+    const u: FieldUpdate = { field, sets: {}, numbers: new Map(), strings: new Map(), numberChunks: new Map(), stringChunks: new Map() };
     const byKey = new Map<string, Map<string, Delta>>();
     for (const [fact, d] of deltas) {
       await turns.maybe();
@@ -265,12 +271,14 @@ export class FacetIndex implements SearchIndex {
     for (const [c, changed] of await touched(u.numbers, turns)) {
       const values = new Set([...(field.numberChunks.get(c) ?? []), ...changed]);
       putRecord(wb, keys.segment('N', field.id, c), numberSegment(values, posting, c));
+      u.numberChunks.set(c, withDocsIn(values, (n) => posting(n), c));
       await turns.maybe();
     }
     const value = (k: string) => (u.strings.has(k) ? u.strings.get(k)!.value : field.strings.get(k));
     for (const [c, changed] of await touched(u.strings, turns)) {
       const values = new Set([...(field.stringChunks.get(c) ?? []), ...changed]);
       putRecord(wb, keys.segment('S', field.id, c), stringSegment(values, value, c));
+      u.stringChunks.set(c, withDocsIn(values, (k) => value(k)?.docids, c));
       await turns.maybe();
     }
   }
@@ -383,21 +391,35 @@ function writeWholeField(wb: WriteBatch, keys: FacetKeys, f: FieldFacets): void 
   for (const [c, values] of f.stringChunks) putRecord(wb, keys.segment('S', f.id, c), stringSegment(values, (k) => f.strings.get(k), c));
 }
 
+/** The values among `values` with documents in `chunk`; null when none. */
+function withDocsIn<K>(values: Iterable<K>, docids: (v: K) => Uint32Array | undefined, chunk: number): Set<K> | null {
+  const out = new Set<K>();
+  for (const v of values) if (chunkSlice(docids(v) ?? EMPTY, chunk).length > 0) out.add(v);
+  return out.size > 0 ? out : null;
+}
+
+function putChunkSets<K>(into: Map<number, Set<K>>, sets: Map<number, Set<K> | null>): void {
+  for (const [c, set] of sets) {
+    if (set) into.set(c, set);
+    else into.delete(c);
+  }
+}
+
 function applyFieldUpdate(u: FieldUpdate): void {
   const f = u.field;
   if (u.sets.E) f.exists = u.sets.E.docids;
   if (u.sets.Z) f.nulls = u.sets.Z.docids;
   if (u.sets.Y) f.empties = u.sets.Y.docids;
-  for (const [n, { docids, chunks }] of u.numbers) {
+  for (const [n, { docids }] of u.numbers) {
     if (docids.length > 0) f.numbers.set(n, docids);
     else f.numbers.delete(n);
-    noteChunks(f.numberChunks, n, docids, chunks);
   }
-  for (const [key, { value, chunks }] of u.strings) {
+  for (const [key, { value }] of u.strings) {
     if (value) f.strings.set(key, value);
     else f.strings.delete(key);
-    noteChunks(f.stringChunks, key, value?.docids ?? EMPTY, chunks);
   }
+  putChunkSets(f.numberChunks, u.numberChunks);
+  putChunkSets(f.stringChunks, u.stringChunks);
   f.changed();
 }
 

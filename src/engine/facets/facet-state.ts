@@ -35,18 +35,6 @@ function addTo<K>(m: Map<number, Set<K>>, chunk: number, key: K): void {
   s.add(key);
 }
 
-/** Keeps a field's chunk lists right for one value after its posting changed in `chunks`. */
-export function noteChunks<K>(m: Map<number, Set<K>>, key: K, docids: Uint32Array, chunks: Iterable<number>): void {
-  for (const c of chunks) {
-    if (chunkSlice(docids, c).length > 0) addTo(m, c, key);
-    else {
-      const s = m.get(c);
-      s?.delete(key);
-      if (s?.size === 0) m.delete(c);
-    }
-  }
-}
-
 /** A chunk's record of numbers: each number of the chunk with its documents there. */
 export function numberSegment(values: Iterable<number>, posting: (n: number) => Uint32Array | undefined, chunk: number): Buffer | null {
   const w = new Writer();
