@@ -50,12 +50,8 @@ class UndoLog {
   readonly keys: unknown[] = [];
   readonly olds: unknown[] = [];
 
-  get length(): number {
-    return this.keys.length;
-  }
-
-  truncate(n: number): void {
-    this.maps.length = this.keys.length = this.olds.length = n;
+  clear(): void {
+    this.maps.length = this.keys.length = this.olds.length = 0;
   }
 }
 
@@ -77,7 +73,6 @@ class LoggedMap<K extends string | number, V> extends OrderedSplitMap<K, V> {
 }
 
 interface Savepoint {
-  logged: number;
   changed: LoggedMap<number, Doc | null>;
   ext: LoggedMap<string, number | null>;
   cleared: boolean;
@@ -111,23 +106,28 @@ class DocState {
 
   /** Where `rollback` returns to; the log before it is no longer needed. */
   savepoint(): Savepoint {
-    this.log.truncate(0);
-    return { logged: 0, changed: this.changed, ext: this.ext, cleared: this.cleared, primaryKey: this.primaryKey, nextDocid: this.nextDocid };
+    this.log.clear();
+    return { changed: this.changed, ext: this.ext, cleared: this.cleared, primaryKey: this.primaryKey, nextDocid: this.nextDocid };
   }
 
   rollback(to: Savepoint): void {
     const { maps, keys, olds } = this.log;
-    for (let i = keys.length - 1; i >= to.logged; i--) {
+    for (let i = keys.length - 1; i >= 0; i--) {
       // Straight to the unlogged methods: undoing is not logged.
       if (olds[i] === ABSENT) maps[i]!.delete(keys[i] as string | number);
       else OrderedSplitMap.prototype.set.call(maps[i], keys[i] as string | number, olds[i]);
     }
-    this.log.truncate(to.logged);
+    this.log.clear();
     this.changed = to.changed;
     this.ext = to.ext;
     this.cleared = to.cleared;
     this.primaryKey = to.primaryKey;
     this.nextDocid = to.nextDocid;
+  }
+
+  /** Every task has run: nothing is rolled back any more (the log would hold the batch's documents). */
+  seal(): void {
+    this.log.clear();
   }
 
   /** Empty maps for a task that clears the index (the old ones come back on rollback). */
@@ -296,6 +296,7 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
       outcomes.set(t.uid, failed(failureDetails(t), aboutIndex(uid, e)));
     }
   }
+  st.seal();
   // Like the reference, a batch that had to create its index keeps it even when every task failed.
   if (!creates && ![...outcomes.values()].some((o) => o.status === 'succeeded')) {
     return { outcomes, write() {}, publish() {} };

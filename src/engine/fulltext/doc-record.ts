@@ -212,8 +212,12 @@ export function encodeRecord(rec: DocRecord): Buffer {
   return Buffer.from(single.bytes.subarray(0, end));
 }
 
-/** Records are written into pieces of this size, then laid end to end. */
-const PIECE = 4 << 20;
+/**
+ * Records are written into pieces of this size, then laid end to end. Over glibc's largest
+ * mmap threshold (32 MiB), so that each piece is mapped on its own, backed only where written,
+ * and given back to the system when freed instead of fragmenting the heap.
+ */
+const PIECE = (32 << 20) + 4096;
 
 /**
  * Records encoded one after another into one array, with where each starts: a segment's
