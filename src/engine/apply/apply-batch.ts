@@ -245,28 +245,27 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
       continue;
     }
     // Tasks work on the batch's state directly; a failed one is rolled back.
-    const work = st;
     const savepoint = st.savepoint();
     try {
       if (p.op === 'documents') {
-        const n = await applyDocuments(work, p, t.documents ?? []);
+        const n = await applyDocuments(st, p, t.documents ?? []);
         outcomes.set(t.uid, succeeded({ ...t.details, indexedDocuments: n }));
       } else if (p.op === 'deleteIds') {
         const idsOf = new Map<number, string>();
         const docids: number[] = [];
         for (const id of new Set(p.ids)) {
-          const d = work.lookup(id);
+          const d = st.lookup(id);
           if (d !== undefined) {
             docids.push(d);
             idsOf.set(d, id);
           }
         }
-        await work.load(docids.filter((d) => !work.changed.has(d)));
-        outcomes.set(t.uid, succeeded({ ...t.details, deletedDocuments: deleteDocids(work, docids, idsOf) }));
+        await st.load(docids.filter((d) => !st.changed.has(d)));
+        outcomes.set(t.uid, succeeded({ ...t.details, deletedDocuments: deleteDocids(st, docids, idsOf) }));
       } else if (p.op === 'clear') {
-        const n = work.existingDocids().length;
-        work.cleared = true;
-        work.clearMaps();
+        const n = st.existingDocids().length;
+        st.cleared = true;
+        st.clearMaps();
         outcomes.set(t.uid, succeeded({ deletedDocuments: n }));
       } else if (p.op === 'deleteFilter') {
         // The autobatcher starts a new batch at a filter deletion, so the published state is the one to filter.
@@ -279,14 +278,14 @@ async function processDocumentTasks(engine: Engine, tasks: BatchTask[], at: numb
         const lookupIds = (m: Iterable<[string, number | null]>) => {
           for (const [id, d] of m) if (d !== null && wanted.has(d)) idsOf.set(d, id);
         };
-        if (existing && !work.cleared) lookupIds(existing.ext);
-        lookupIds(work.ext);
-        await work.load(docids.filter((d) => !work.changed.has(d)));
-        outcomes.set(t.uid, succeeded({ ...t.details, deletedDocuments: deleteDocids(work, docids, idsOf) }));
+        if (existing && !st.cleared) lookupIds(existing.ext);
+        lookupIds(st.ext);
+        await st.load(docids.filter((d) => !st.changed.has(d)));
+        outcomes.set(t.uid, succeeded({ ...t.details, deletedDocuments: deleteDocids(st, docids, idsOf) }));
       } else if (p.op === 'edit') {
         // Processed alone (see the autobatcher): the filter reads the published state.
         if (t !== tasks[0]) throw new Error('a document edition must come first in its batch');
-        const counts = await editDocuments(engine, existing, work, p);
+        const counts = await editDocuments(engine, existing, st, p);
         outcomes.set(t.uid, succeeded({ ...t.details, ...counts }));
       } else {
         throw new Error(`unexpected task in a documents batch: ${p.op}`);
