@@ -187,7 +187,6 @@ class Sink {
 }
 
 const utf8 = new TextEncoder();
-const single = new Sink(new Uint8Array(4096));
 
 /** Writes `rec` into `sink` from `at`; returns where it ends. */
 function writeRecord(rec: DocRecord, sink: Sink, at: number): number {
@@ -205,11 +204,6 @@ function writeRecord(rec: DocRecord, sink: Sink, at: number): number {
   }
   if (values) at += utf8.encodeInto(values, sink.bytes.subarray(at)).written;
   return at;
-}
-
-export function encodeRecord(rec: DocRecord): Buffer {
-  const end = writeRecord(rec, single, 0); // may grow `single.bytes`: read it after
-  return Buffer.from(single.bytes.subarray(0, end));
 }
 
 /**
