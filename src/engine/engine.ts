@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { ApiError } from '../errors/api-error.js';
 import { KeySpace, decodeUint } from '../store/keys.js';
 import type { KvReader, KvStore, WriteBatch } from '../store/kv.js';
@@ -5,6 +6,7 @@ import type { Doc } from './documents/primary-key.js';
 import { decodeDoc } from './documents/document-json.js';
 import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './indexes/index-handle.js';
 import { readExternalIds } from './indexes/external-ids.js';
+import { GRAPH_DIR, removeGraphs } from './vector/graph-file.js';
 import type { SearchIndexFactory } from './structures/search-index.js';
 import { defaultSearchFactory } from './structures/default-structures.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
@@ -95,6 +97,9 @@ export class Engine {
       this.indexes.set(meta.uid, handle);
       if (this.lastUpdate === null || meta.updatedAt > this.lastUpdate) this.lastUpdate = meta.updatedAt;
     }
+    // Saved vector graphs of indexes deleted since: an index's id is never used again.
+    const live = [...this.indexes.values()].map((h) => h.searchSpace.prefix.toString('hex'));
+    await removeGraphs(join(this.store.path, GRAPH_DIR), (stem) => live.some((p) => stem.startsWith(p)));
   }
 
   async openHandle(meta: IndexMeta): Promise<IndexHandle> {

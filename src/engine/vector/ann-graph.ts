@@ -56,6 +56,20 @@ export class AnnGraph {
     this.size++;
   }
 
+  /** Writes the graph to `path` (usearch's format). */
+  save(path: string): void {
+    this.index.save(path);
+  }
+
+  /** A graph read back from `path`, saved over the first `size` slots of `slots`. */
+  static load(slots: VectorSlots, path: string, size: number, params: AnnParams = DEFAULT_ANN): AnnGraph {
+    const g = new AnnGraph(slots, params);
+    g.index.load(path);
+    if (g.index.size() !== size) throw new Error(`saved graph holds ${g.index.size()} vectors, expected ${size}`);
+    g.size = size;
+    return g;
+  }
+
   /** About the `n` slots closest to the unit vector `q`, closest first (killed ones included). */
   nearest(q: Float32Array, n: number): number[] {
     if (this.size === 0 || n <= 0) return [];

@@ -7,6 +7,7 @@
 import { decodeBits, decodeFloats, encodeBits, encodeFloats, normalized, quantized } from './distance.js';
 import { AnnGraph } from './ann-graph.js';
 import { scanRange } from './exact-scan.js';
+import { vectorHash, type SavedGraph } from './graph-file.js';
 import { TopK, VectorSlots } from './vector-slots.js';
 
 /** One document's embeddings for one embedder. */
@@ -90,10 +91,22 @@ export interface DocEntry {
   fragments?: FragmentDigest[];
 }
 
+/** Puts documents' vectors back where a saved graph had them (see {@link EmbedderState.restoreFrom}). */
+export interface GraphRestore {
+  /** Places a document's vectors at its saved slots if each is still the vector saved there; false if not (`set` it after). */
+  place(docid: number, r: DocVectors): boolean;
+  /** Once every document was placed or set: uses the saved graph if enough of it still holds. */
+  finish(): void;
+}
+
 export class EmbedderState {
   readonly docs = new Map<number, DocEntry>();
   slots: VectorSlots | null = null;
   graph: AnnGraph | null = null;
+  /** Told when the graph has caught up with the slots (to save it). */
+  onGraphComplete: ((state: EmbedderState) => void) | null = null;
+  /** Vectors that came back linked from a saved graph at open (0: none, the graph is built anew). */
+  restoredVectors = 0;
   private indexing = false;
 
   constructor(
@@ -112,17 +125,68 @@ export class EmbedderState {
     this.docs.delete(docid);
   }
 
+  /** The searchable form of a vector: unit length (after quantizing, for a quantized embedder). */
+  private unit(v: Float32Array): Float32Array {
+    return normalized(this.meta.quantized ? quantized(v) : v);
+  }
+
+  private entry(r: DocVectors, slots: number[]): DocEntry {
+    const entry: DocEntry = { userProvided: r.userProvided, regenerate: r.regenerate, textHash: r.textHash, slots };
+    if (r.fragments) entry.fragments = r.fragments;
+    return entry;
+  }
+
   set(docid: number, r: DocVectors): void {
     this.remove(docid);
     const slots: number[] = [];
     if (r.vectors.length > 0) {
       const dims = r.vectors[0]!.length;
       this.slots ??= new VectorSlots(dims);
-      for (const v of r.vectors) slots.push(this.slots.append(docid, normalized(this.meta.quantized ? quantized(v) : v)));
+      for (const v of r.vectors) slots.push(this.slots.append(docid, this.unit(v)));
     }
-    const entry: DocEntry = { userProvided: r.userProvided, regenerate: r.regenerate, textHash: r.textHash, slots };
-    if (r.fragments) entry.fragments = r.fragments;
-    this.docs.set(docid, entry);
+    this.docs.set(docid, this.entry(r, slots));
+  }
+
+  /**
+   * Fills an empty state from its stored records (at open) keeping a saved graph's slots:
+   * the documents whose vectors are unchanged go back to the slots the graph links, the
+   * others are `set` after them and linked in the background like new ones.
+   */
+  restoreFrom(saved: SavedGraph, dims: number): GraphRestore {
+    const slots = (this.slots = VectorSlots.killed(dims, saved.docOf.length));
+    const savedSlots = new Map<number, number[]>();
+    let savedLive = 0;
+    let placed = 0;
+    saved.docOf.forEach((d, s) => {
+      if (d < 0) return;
+      savedLive++;
+      const at = savedSlots.get(d);
+      if (at) at.push(s);
+      else savedSlots.set(d, [s]);
+    });
+    return {
+      place: (docid, r) => {
+        const at = savedSlots.get(docid);
+        if (!at || at.length !== r.vectors.length || r.vectors[0]!.length !== dims) return false;
+        const units = r.vectors.map((v) => this.unit(v));
+        for (let i = 0; i < at.length; i++) if (vectorHash(units[i]!) !== saved.hashes[at[i]!]) return false;
+        for (let i = 0; i < at.length; i++) slots.put(at[i]!, docid, units[i]!);
+        this.docs.set(docid, this.entry(r, at));
+        placed += at.length;
+        return true;
+      },
+      finish: () => {
+        // Mostly replaced since it was saved: linking the new vectors into it would cost
+        // about what a new graph does, and leave the graph mostly tombstones.
+        if (placed * 2 < savedLive || slots !== this.slots) return;
+        try {
+          this.graph = AnnGraph.load(slots, saved.graphPath, saved.docOf.length);
+          this.restoredVectors = placed;
+        } catch {
+          this.graph = null;
+        }
+      },
+    };
   }
 
   clear(): void {
@@ -208,7 +272,10 @@ export class EmbedderState {
       const until = performance.now() + 6;
       while (g.size < s.count && performance.now() < until) g.insertNext();
       if (g.size < s.count) setImmediate(step);
-      else this.indexing = false;
+      else {
+        this.indexing = false;
+        this.onGraphComplete?.(this);
+      }
     };
     setImmediate(step);
   }
@@ -219,6 +286,7 @@ export class EmbedderState {
     if (!s) return;
     const g = (this.graph ??= new AnnGraph(s));
     while (g.size < s.count) g.insertNext();
+    this.onGraphComplete?.(this);
   }
 
   private compact(): void {

@@ -3,6 +3,7 @@
 // document needs), embeddings come from the node's EmbeddingSource, and the result is
 // written in the batch's atomic write and made searchable on publish.
 
+import { join } from 'node:path';
 import type { KeySpace } from '../../store/keys.js';
 import type { KvStore, WriteBatch } from '../../store/kv.js';
 import type { Doc } from '../documents/primary-key.js';
@@ -10,7 +11,10 @@ import type { DocChange, PreparedIndexUpdate, SearchIndex, SearchIndexContext, S
 import type { IndexSettings } from '../settings/settings.js';
 import { EmbedError, indexingError } from './embed-error.js';
 import { buildEmbedder, type RuntimeEmbedder } from './embedders.js';
-import { decodeRecord, EmbedderState, encodeRecord, type DocVectors, type EmbedderMeta } from './embedder-state.js';
+import { Yielder } from '../../util/yielder.js';
+import { DEFAULT_ANN, type AnnGraph } from './ann-graph.js';
+import { decodeRecord, EmbedderState, encodeRecord, EXACT_LIMIT, type DocVectors, type EmbedderMeta } from './embedder-state.js';
+import { GRAPH_DIR, graphName, loadSavedGraph, removeGraphs, saveGraph, vectorHash, type GraphIdentity } from './graph-file.js';
 import type { EmbeddingSource } from './embedding-source.js';
 import type { EmbedderEnvironment } from './embedder-environment.js';
 import { DocumentPlanner, indexingKey } from './plan.js';
@@ -40,6 +44,9 @@ export class VectorIndex implements SearchIndex {
   /** Published state, by embedder name. */
   readonly embedders = new Map<string, EmbedderState>();
   private readonly runtime = new Map<string, { config: string; embedder: RuntimeEmbedder }>();
+  /** Per embedder, the graph last saved and how many vectors it held then. */
+  private readonly savedGraphs = new Map<string, { graph: AnnGraph; size: number }>();
+  private readonly savingGraphs = new Set<string>();
 
   constructor(
     private readonly store: KvStore,
@@ -62,18 +69,77 @@ export class VectorIndex implements SearchIndex {
     return this.space.child(spaceName(name)).child('d').key(docid);
   }
 
+  private get graphDir(): string {
+    return join(this.store.path, GRAPH_DIR);
+  }
+
+  private graphIdentity(meta: EmbedderMeta): GraphIdentity | null {
+    return meta.dims === null ? null : { fingerprint: meta.fingerprint, dims: meta.dims, quantized: meta.quantized, params: DEFAULT_ANN };
+  }
+
   private async load(settings: IndexSettings): Promise<void> {
+    const ours = this.space.prefix.toString('hex');
+    const configured = new Set(Object.keys(settings.embedders).map((n) => graphName(this.space.prefix, n)));
+    await removeGraphs(this.graphDir, (stem) => !stem.startsWith(ours) || configured.has(stem));
     for (const name of Object.keys(settings.embedders)) {
       const metaBuf = await this.store.get(this.metaKey(name));
       if (!metaBuf) continue;
-      const state = new EmbedderState(name, JSON.parse(metaBuf.toString()) as EmbedderMeta);
+      const state = this.watched(name, new EmbedderState(name, JSON.parse(metaBuf.toString()) as EmbedderMeta));
+      const id = this.graphIdentity(state.meta);
+      const saved = id && (await loadSavedGraph(this.graphDir, graphName(this.space.prefix, name), id));
+      const restore = saved ? state.restoreFrom(saved, id.dims) : null;
+      const later: [number, DocVectors][] = [];
       const docs = this.space.child(spaceName(name)).child('d');
       for await (const { key, value } of this.store.scan({ prefix: docs.prefix })) {
-        state.set(docs.strip(key).readUInt32BE(4), decodeRecord(value));
+        const docid = docs.strip(key).readUInt32BE(4);
+        const r = decodeRecord(value);
+        if (!restore) state.set(docid, r);
+        else if (!restore.place(docid, r)) later.push([docid, r]);
       }
+      for (const [docid, r] of later) state.set(docid, r);
+      restore?.finish();
+      if (state.graph) this.savedGraphs.set(name, { graph: state.graph, size: state.graph.size });
       this.embedders.set(name, state);
       state.scheduleIndexing();
     }
+  }
+
+  private watched(name: string, state: EmbedderState): EmbedderState {
+    state.onGraphComplete = (st) => this.saveGraph(name, st);
+    return state;
+  }
+
+  /**
+   * Saves a completed graph once it holds enough vectors that relinking them at the next
+   * start would cost more than a few seconds, and again each time it has grown by a tenth.
+   * A failed save leaves the last one, which the next start checks vector by vector anyway.
+   */
+  private saveGraph(name: string, st: EmbedderState): void {
+    const g = st.graph;
+    const slots = st.slots;
+    const id = this.graphIdentity(st.meta);
+    if (!g || !slots || !id || g.size < EXACT_LIMIT || this.savingGraphs.has(name)) return;
+    const last = this.savedGraphs.get(name);
+    if (last && last.graph === g && g.size - last.size < Math.max(EXACT_LIMIT, last.size / 10)) return;
+    const n = g.size;
+    const docOf = slots.docOf.slice(0, n);
+    // A slot's vector never changes once written: hashed in turns after the graph is written.
+    const hashes = async () => {
+      const out = new Uint32Array(n);
+      const turns = new Yielder();
+      for (let i = 0; i < n; i++) {
+        if ((i & 255) === 0) await turns.maybe();
+        if (docOf[i]! >= 0) out[i] = vectorHash(slots.vector(i));
+      }
+      return out;
+    };
+    this.savingGraphs.add(name);
+    saveGraph(this.graphDir, graphName(this.space.prefix, name), id, (path) => g.save(path), docOf, hashes)
+      .then(
+        () => this.savedGraphs.set(name, { graph: g, size: n }),
+        () => undefined,
+      )
+      .finally(() => this.savingGraphs.delete(name));
   }
 
   /** The runtime embedder of a configured embedder, rebuilt only when its setting changes. */
@@ -175,7 +241,7 @@ export class VectorIndex implements SearchIndex {
           let state = this.embedders.get(d.name);
           if (!state || state.meta.quantized !== d.meta.quantized) {
             const previous = state;
-            state = new EmbedderState(d.name, d.meta);
+            state = this.watched(d.name, new EmbedderState(d.name, d.meta));
             // A newly quantized store is refilled from the records rewritten in this batch.
             if (previous && !d.reset) for (const [docid, e] of previous.docs) if (!d.set.has(docid) && !d.removed.has(docid) && e.slots.length === 0) state.set(docid, { ...e, vectors: [] });
             this.embedders.set(d.name, state);

@@ -96,6 +96,20 @@ export class VectorSlots {
     this.docOf = new Int32Array(capacity).fill(-1);
   }
 
+  /** `count` slots, every one killed until `put` gives it its vector again (a saved graph's slots). */
+  static killed(dims: number, count: number): VectorSlots {
+    const s = new VectorSlots(dims, Math.max(64, count));
+    s.count = count;
+    return s;
+  }
+
+  /** Gives a killed slot below `count` its document and vector back. */
+  put(slot: number, docid: number, unit: Float32Array): void {
+    this.data.set(unit, slot * this.dims);
+    if (this.docOf[slot]! < 0) this.live++;
+    this.docOf[slot] = docid;
+  }
+
   get capacity(): number {
     return this.docOf.length;
   }

@@ -1,0 +1,75 @@
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AnnGraph, DEFAULT_ANN } from '../../src/engine/vector/ann-graph.js';
+import { normalized } from '../../src/engine/vector/distance.js';
+import { loadSavedGraph, saveGraph, vectorHash, type GraphIdentity } from '../../src/engine/vector/graph-file.js';
+import { VectorSlots } from '../../src/engine/vector/vector-slots.js';
+import { tempDir } from '../helpers/node.js';
+
+const dir = tempDir('trine-graph-file-');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let seed = 5;
+const rnd = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 4294967296 - 0.5);
+const point = () => normalized(Float32Array.from({ length: 8 }, rnd));
+
+describe('saved graph files', () => {
+  const slots = new VectorSlots(8);
+  for (let i = 0; i < 5000; i++) slots.append(i >> 1, point());
+  slots.kill(7);
+  const graph = new AnnGraph(slots);
+  while (graph.size < slots.count) graph.insertNext();
+  const id: GraphIdentity = { fingerprint: 'f1', dims: 8, quantized: false, params: DEFAULT_ANN };
+  const hashes = async () => Uint32Array.from({ length: slots.count }, (_, i) => (slots.docOf[i]! >= 0 ? vectorHash(slots.vector(i)) : 0));
+
+  it('read back what was saved, and the graph answers as before', async () => {
+    await saveGraph(dir, 'g', id, (p) => graph.save(p), slots.docOf.slice(0, slots.count), hashes);
+    const saved = (await loadSavedGraph(dir, 'g', id))!;
+    expect(saved).not.toBeNull();
+    expect([...saved.docOf]).toEqual([...slots.docOf.slice(0, slots.count)]);
+    expect(saved.docOf[7]).toBe(-1);
+    expect([...saved.hashes]).toEqual([...(await hashes())]);
+    const back = AnnGraph.load(slots, saved.graphPath, slots.count);
+    for (let q = 0; q < 20; q++) {
+      const u = point();
+      expect(back.nearest(u, 10)).toEqual(graph.nearest(u, 10));
+    }
+  });
+
+  it('are refused when built for another embedder or configuration', async () => {
+    for (const other of [
+      { ...id, fingerprint: 'f2' },
+      { ...id, dims: 9 },
+      { ...id, quantized: true },
+      { ...id, params: { ...DEFAULT_ANN, connectivity: 16 } },
+    ]) {
+      expect(await loadSavedGraph(dir, 'g', other)).toBeNull();
+    }
+    expect(await loadSavedGraph(dir, 'absent', id)).toBeNull();
+  });
+
+  it('are refused when torn or damaged', async () => {
+    const slotsFile = join(dir, 'g.slots');
+    const graphFile = join(dir, 'g.usearch');
+    const good = { slots: readFileSync(slotsFile), graph: readFileSync(graphFile) };
+    const flipped = (b: Buffer, at: number) => {
+      const out = Buffer.from(b);
+      out[at] ^= 0x10;
+      return out;
+    };
+    const damages: [string, Buffer][] = [
+      [slotsFile, good.slots.subarray(0, good.slots.length - 9)],
+      [slotsFile, flipped(good.slots, good.slots.length - 100)],
+      [graphFile, good.graph.subarray(0, good.graph.length - 1)],
+      [graphFile, flipped(good.graph, good.graph.length >> 1)],
+    ];
+    for (const [file, bytes] of damages) {
+      writeFileSync(file, bytes);
+      expect(await loadSavedGraph(dir, 'g', id)).toBeNull();
+      writeFileSync(slotsFile, good.slots);
+      writeFileSync(graphFile, good.graph);
+    }
+    expect(await loadSavedGraph(dir, 'g', id)).not.toBeNull();
+  });
+});
