@@ -38,9 +38,19 @@ export class WordTable {
   }
 
   private get ids(): SplitMap<string, number> {
+    // Asked once per word a batch indexes: no generator unless there is something to map.
+    if (this.map === null || this.mapped < this.count) runSteps(this.mapSteps());
+    return this.map!;
+  }
+
+  /** Maps the words not mapped yet, pausing every 16,384 with `mapped` naming exactly those in the map. */
+  private *mapSteps(): Generator<void, void> {
     const m = (this.map ??= new SplitMap<string, number>());
-    for (; this.mapped < this.count; this.mapped++) m.set(this.list[this.mapped]!, this.mapped);
-    return m;
+    while (this.mapped < this.count) {
+      const id = this.mapped++;
+      m.set(this.list[id]!, id);
+      if ((id & 16383) === 16383) yield;
+    }
   }
 
   /**
@@ -48,11 +58,7 @@ export class WordTable {
    * part of a second to map, which a batch must not spend in one go on the serving thread.
    */
   async mapInTurns(yielder: Yielder): Promise<void> {
-    const m = (this.map ??= new SplitMap<string, number>());
-    for (; this.mapped < this.count; this.mapped++) {
-      m.set(this.list[this.mapped]!, this.mapped);
-      if ((this.mapped & 16383) === 16383) await yielder.maybe();
-    }
+    await runStepsInTurns(this.mapSteps(), yielder);
   }
 
   id(word: string): number | undefined {
