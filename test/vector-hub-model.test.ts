@@ -11,7 +11,7 @@ import { readSafetensors, writeSafetensors } from '../src/engine/vector/hub-mode
 import { WordPiece } from '../src/engine/vector/hub-model/wordpiece.js';
 import { FIXED_VOCAB, TINY, textOfTokens, writeModel, type ModelShape } from './helpers/hub-model.js';
 import { ROOT, startTestNode, tempDir, type TestNode } from './helpers/node.js';
-import { call, write } from './helpers/vector-api.js';
+import { call, cosine, write } from './helpers/vector-api.js';
 
 const hub = (dir: string) => ({ dir, endpoint: 'http://127.0.0.1:9' });
 
@@ -26,18 +26,6 @@ function oracle(dir: string, texts: string[], pooling?: string): Float32Array[] 
     const ids = tok.encode(t, config.max_position_embeddings - first);
     return pool(bert.forward(ids), 0, ids.length, config.hidden_size, mode);
   });
-}
-
-function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return dot / Math.sqrt(na * nb);
 }
 
 let t: TestNode;

@@ -10,7 +10,7 @@ import { VECTORS_PART, type VectorIndex } from '../../src/engine/vector/vector-i
 import { GRAPH_DIR } from '../../src/engine/vector/graph-file.js';
 import type { EmbedderState } from '../../src/engine/vector/embedder-state.js';
 import { startTestNode, tempDir, type TestNode } from '../helpers/node.js';
-import { call, write } from '../helpers/vector-api.js';
+import { call, cosine, write } from '../helpers/vector-api.js';
 import { rng } from '../bench/wordnet.js';
 
 const DIMS = 16;
@@ -38,18 +38,6 @@ async function put(docs: { id: number; v: number[] }[]): Promise<void> {
   await write(t, 'POST', '/indexes/vec/documents', docs.map((d) => ({ id: d.id, _vectors: { manual: d.v } })));
 }
 
-const cos = (a: number[], b: number[]) => {
-  let d = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    d += a[i]! * b[i]!;
-    na += a[i]! * a[i]!;
-    nb += b[i]! * b[i]!;
-  }
-  return d / Math.sqrt(na * nb);
-};
-
 /** Each query's 10 nearest documents, from the node and by brute force over `vectors`. */
 async function nearest(queries: number[][]): Promise<{ got: number[][]; exact: number[][] }> {
   const got: number[][] = [];
@@ -58,7 +46,7 @@ async function nearest(queries: number[][]): Promise<{ got: number[][]; exact: n
     const res = await call(t, 'POST', '/indexes/vec/search', { vector: q, hybrid: { embedder: 'manual', semanticRatio: 1 }, limit: 10 });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     got.push((res.body['hits'] as { id: number }[]).map((h) => h.id));
-    exact.push([...vectors].map(([id, v]) => [id, cos(q, v)] as const).sort((a, b) => b[1] - a[1]).slice(0, 10).map(([id]) => id));
+    exact.push([...vectors].map(([id, v]) => [id, cosine(q, v)] as const).sort((a, b) => b[1] - a[1]).slice(0, 10).map(([id]) => id));
   }
   return { got, exact };
 }

@@ -39,6 +39,19 @@ export async function write(t: Caller, method: string, path: string, body: unkno
   return task;
 }
 
+/** Cosine similarity of two vectors of the same length. */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return dot / Math.sqrt(na * nb);
+}
+
 /**
  * A deterministic embedding of a text: counts of a few letter groups, so that texts sharing
  * words point the same way.
