@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AnnGraph, DEFAULT_ANN } from '../../src/engine/vector/ann-graph.js';
@@ -24,7 +24,10 @@ describe('saved graph files', () => {
   const hashes = async () => Uint32Array.from({ length: slots.count }, (_, i) => (slots.docOf[i]! >= 0 ? vectorHash(slots.vector(i)) : 0));
 
   it('read back what was saved, and the graph answers as before', async () => {
-    await saveGraph(dir, 'g', id, (p) => graph.save(p), slots.docOf.slice(0, slots.count), hashes);
+    // Not wanted any more once written (its index deleted meanwhile): nothing is left.
+    await saveGraph(dir, 'g', id, (p) => graph.save(p), slots.docOf.slice(0, slots.count), hashes, async () => false);
+    expect(readdirSync(dir)).toEqual([]);
+    await saveGraph(dir, 'g', id, (p) => graph.save(p), slots.docOf.slice(0, slots.count), hashes, async () => true);
     const saved = (await loadSavedGraph(dir, 'g', id))!;
     expect(saved).not.toBeNull();
     expect([...saved.docOf]).toEqual([...slots.docOf.slice(0, slots.count)]);

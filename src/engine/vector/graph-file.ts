@@ -94,7 +94,9 @@ async function syncFile(path: string): Promise<void> {
 /**
  * Saves a graph over slots `[0, docOf.length)`: `writeGraph` writes the usearch file at once
  * (the graph as it is then, over those slots), `docOf` is of the same moment, and `hashes`
- * (of vectors, which never change in a slot) may be worked out afterwards.
+ * (of vectors, which never change in a slot) may be worked out afterwards. `stillWanted` is
+ * asked last, before the files take their names: an index or embedder deleted (or a store
+ * closed) while they were written leaves nothing behind.
  */
 export async function saveGraph(
   dir: string,
@@ -103,6 +105,7 @@ export async function saveGraph(
   writeGraph: (path: string) => void,
   docOf: Int32Array,
   vectorHashes: () => Promise<Uint32Array>,
+  stillWanted: () => Promise<boolean>,
 ): Promise<void> {
   // Nothing awaited before the graph is written: it must be the graph over `docOf`'s slots.
   mkdirSync(dir, { recursive: true });
@@ -126,6 +129,7 @@ export async function saveGraph(
     for (let i = 0; i < hashes.length; i++, at += 4) out.writeUInt32LE(hashes[i]!, at);
     out.writeUInt32LE(crc32(out.subarray(0, at)), at);
     await writeSynced(slotsTmp, out);
+    if (!(await stillWanted())) return;
     await rename(graphTmp, `${base}.usearch`);
     await rename(slotsTmp, `${base}.slots`);
   } finally {

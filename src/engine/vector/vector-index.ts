@@ -133,8 +133,10 @@ export class VectorIndex implements SearchIndex {
       }
       return out;
     };
+    // Still this embedder's published state, and the embedder still stored (not deleted with its index).
+    const stillWanted = async () => this.embedders.get(name) === st && (await this.store.get(this.metaKey(name))) !== null;
     this.savingGraphs.add(name);
-    saveGraph(this.graphDir, graphName(this.space.prefix, name), id, (path) => g.save(path), docOf, hashes)
+    saveGraph(this.graphDir, graphName(this.space.prefix, name), id, (path) => g.save(path), docOf, hashes, stillWanted)
       .then(
         () => this.savedGraphs.set(name, { graph: g, size: n }),
         () => undefined,
