@@ -14,7 +14,7 @@ afterAll(async () => {
 
 function chunksOf(fx: FacetFixture, name: string): unknown {
   const f = fx.index.state.field(name)!;
-  const plain = <K>(m: Map<number, Set<K>>) => [...m].map(([c, s]) => [c, [...s].map(String).sort()]).sort((a, b) => (a[0] as number) - (b[0] as number));
+  const plain = <K>(m: Map<number, Iterable<K>>) => [...m].map(([c, s]) => [c, [...s].map(String).sort()]).sort((a, b) => (a[0] as number) - (b[0] as number));
   return { numbers: plain(f.numberChunks), strings: plain(f.stringChunks) };
 }
 
@@ -34,7 +34,17 @@ describe('facet chunk lists after batches', () => {
       await fx.apply(changes);
     }
     const live = { price: chunksOf(fx, 'price'), tag: chunksOf(fx, 'tag') };
+    const price = () => fx.index.state.field('price')!;
+    const livePostings = new Map([...price().numbers].map(([n, d]) => [n, [...d]]));
+    const liveRuns = price().numberRuns();
     await fx.reopen();
     expect(live).toEqual({ price: chunksOf(fx, 'price'), tag: chunksOf(fx, 'tag') });
+    // Numbers are read into one array in number order: the same postings, and runs ready to use.
+    expect(new Map([...price().numbers].map(([n, d]) => [n, [...d]]))).toEqual(livePostings);
+    expect([...price().numberKeys()]).toEqual([...livePostings.keys()].sort((a, b) => a - b));
+    expect({ offsets: [...price().numberRuns().offsets], docids: [...price().numberRuns().docids] }).toEqual({
+      offsets: [...liveRuns.offsets],
+      docids: [...liveRuns.docids],
+    });
   });
 });

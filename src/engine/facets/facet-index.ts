@@ -398,7 +398,7 @@ function withDocsIn<K>(values: Iterable<K>, docids: (v: K) => Uint32Array | unde
   return out.size > 0 ? out : null;
 }
 
-function putChunkSets<K>(into: Map<number, Set<K>>, sets: Map<number, Set<K> | null>): void {
+function putChunkSets<K>(into: Map<number, Iterable<K>>, sets: Map<number, Set<K> | null>): void {
   for (const [c, set] of sets) {
     if (set) into.set(c, set);
     else into.delete(c);

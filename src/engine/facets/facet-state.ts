@@ -29,10 +29,17 @@ export function unionOf(spellings: Map<string, Uint32Array>): Uint32Array {
   return arr.slice(0, n);
 }
 
-function addTo<K>(m: Map<number, Set<K>>, chunk: number, key: K): void {
-  let s = m.get(chunk);
-  if (!s) m.set(chunk, (s = new Set()));
-  s.add(key);
+/** Per chunk, the keys whose postings have documents in it. */
+function chunkLists<K>(postings: Iterable<[K, Uint32Array]>): Map<number, K[]> {
+  const out = new Map<number, K[]>();
+  for (const [k, d] of postings) {
+    for (const c of chunksOfPosting(d)) {
+      let list = out.get(c);
+      if (!list) out.set(c, (list = []));
+      list.push(k);
+    }
+  }
+  return out;
 }
 
 /** A chunk's record of numbers: each number of the chunk with its documents there. */
@@ -76,6 +83,70 @@ export function geoSegment(points: (docid: number) => [number, number] | null | 
     n++;
   }
   return n > 0 ? w.done() : null;
+}
+
+interface ChunkRecord {
+  chunk: number;
+  value: Buffer;
+}
+
+/** The first index of sorted `keys` holding a value not below `v`. */
+function rankOf(keys: Float64Array, v: number): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const m = (lo + hi) >>> 1;
+    if (keys[m]! < v) lo = m + 1;
+    else hi = m;
+  }
+  return lo;
+}
+
+/**
+ * A field's numbers from its chunk records, read in two passes: the first lists each
+ * (number, chunk) pair, the second copies the docids into one array laid out in ascending
+ * number order. The postings are views into that array, which is also the field's number
+ * runs, so a large index opens without one small array per number and chunk (a million at a
+ * million documents with distinct prices), without a hash lookup per pair, and its first
+ * range filter or sort has nothing left to build.
+ */
+function loadNumbers(f: FieldFacets, records: ChunkRecord[]): void {
+  let pairs = 0;
+  for (const { value } of records) for (let at = 0; at < value.length; pairs++) at += 12 + value.readUInt32LE(at + 8) * 4;
+  const values = new Float64Array(pairs);
+  const lengths = new Uint32Array(pairs);
+  let j = 0;
+  for (const { chunk, value } of records) {
+    const first = j;
+    for (let at = 0; at < value.length; j++) {
+      values[j] = value.readDoubleLE(at);
+      lengths[j] = value.readUInt32LE(at + 8);
+      at += 12 + lengths[j]! * 4;
+    }
+    f.numberChunks.set(chunk, values.subarray(first, j));
+  }
+  const sorted = values.slice().sort();
+  let distinct = 0;
+  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[distinct - 1]) sorted[distinct++] = sorted[i]! + 0; // + 0: no -0 key
+  const keys = sorted.slice(0, distinct);
+  const ranks = new Uint32Array(pairs);
+  const offsets = new Uint32Array(distinct + 1);
+  for (let i = 0; i < pairs; i++) offsets[(ranks[i] = rankOf(keys, values[i]!)) + 1] += lengths[i]!;
+  for (let r = 0; r < distinct; r++) offsets[r + 1] += offsets[r]!;
+  const next = offsets.slice(0, distinct);
+  const docids = new Uint32Array(offsets[distinct]!);
+  j = 0;
+  for (const { value } of records) {
+    for (let at = 0; at < value.length; j++) {
+      const r = ranks[j]!;
+      let to = next[r]!;
+      for (let p = at + 12, end = p + lengths[j]! * 4; p < end; p += 4) docids[to++] = value.readUInt32LE(p);
+      next[r] = to;
+      at += 12 + lengths[j]! * 4;
+    }
+  }
+  for (let r = 0; r < distinct; r++) f.numbers.set(keys[r]!, docids.subarray(offsets[r], offsets[r + 1]));
+  f.loadedNumbers(keys, { offsets, docids });
 }
 
 /** Everything the facet index knows about an index, as searches read it. */
@@ -125,8 +196,8 @@ export class FacetState {
   /** Fills the chunk lists of every field from its postings (after a full build). */
   indexChunks(): void {
     for (const f of this.fields.values()) {
-      for (const [n, d] of f.numbers) for (const c of chunksOfPosting(d)) addTo(f.numberChunks, c, n);
-      for (const [k, v] of f.strings) for (const c of chunksOfPosting(v.docids)) addTo(f.stringChunks, c, k);
+      for (const [c, list] of chunkLists(f.numbers)) f.numberChunks.set(c, list);
+      for (const [c, list] of chunkLists([...f.strings].map(([k, v]) => [k, v.docids] as [string, Uint32Array]))) f.stringChunks.set(c, list);
     }
   }
 
@@ -161,21 +232,14 @@ export class FacetState {
       }
     }
 
-    const numbers = new Map<FieldFacets, Map<number, Uint32Array[]>>();
+    const numberRecords = new Map<FieldFacets, ChunkRecord[]>();
     for await (const e of scan('N')) {
       const f = fieldOf(e.key);
-      const chunk = e.key.readUInt32BE(e.key.length - 4);
-      let m = numbers.get(f);
-      if (!m) numbers.set(f, (m = new Map()));
-      for (const r = new Reader(e.value); r.more; ) {
-        const n = r.f64();
-        let list = m.get(n);
-        if (!list) m.set(n, (list = []));
-        list.push(r.docids());
-        addTo(f.numberChunks, chunk, n);
-      }
+      let list = numberRecords.get(f);
+      if (!list) numberRecords.set(f, (list = []));
+      list.push({ chunk: e.key.readUInt32BE(e.key.length - 4), value: e.value });
     }
-    for (const [f, m] of numbers) for (const [n, list] of m) f.numbers.set(n, concat(list));
+    for (const [f, records] of numberRecords) loadNumbers(f, records);
 
     const strings = new Map<FieldFacets, Map<string, Map<string, Uint32Array[]>>>();
     for await (const e of scan('S')) {
@@ -183,8 +247,10 @@ export class FacetState {
       const chunk = e.key.readUInt32BE(e.key.length - 4);
       let m = strings.get(f);
       if (!m) strings.set(f, (m = new Map()));
+      const inChunk: string[] = [];
       for (const r = new Reader(e.value); r.more; ) {
         const key = r.str();
+        inChunk.push(key);
         let sp = m.get(key);
         if (!sp) m.set(key, (sp = new Map()));
         for (let i = r.u32(); i > 0; i--) {
@@ -193,8 +259,8 @@ export class FacetState {
           if (!list) sp.set(orig, (list = []));
           list.push(r.docids());
         }
-        addTo(f.stringChunks, chunk, key);
       }
+      f.stringChunks.set(chunk, inChunk);
     }
     for (const [f, m] of strings) {
       for (const [key, sp] of m) {

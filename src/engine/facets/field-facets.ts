@@ -49,8 +49,8 @@ export class FieldFacets {
   nulls: Uint32Array = EMPTY;
   empties: Uint32Array = EMPTY;
   /** Per docid chunk, the values with documents in it: what a chunk's stored record lists. */
-  readonly numberChunks = new Map<number, Set<number>>();
-  readonly stringChunks = new Map<number, Set<string>>();
+  readonly numberChunks = new Map<number, Iterable<number>>();
+  readonly stringChunks = new Map<number, Iterable<string>>();
   private sortedStrings: string[] | null = null;
   private sortedNumbers: Float64Array | null = null;
   private numRuns: Runs | null = null;
@@ -68,6 +68,12 @@ export class FieldFacets {
     this.numRuns = null;
     this.strRuns = null;
     this.fwd = null;
+  }
+
+  /** Takes the sorted numbers and their runs from a load that laid them out in that order. */
+  loadedNumbers(keys: Float64Array, runs: Runs): void {
+    this.sortedNumbers = keys;
+    this.numRuns = runs;
   }
 
   /** Normalized string values in the reference's (byte) order. */
