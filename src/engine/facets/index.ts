@@ -5,6 +5,8 @@
 import { CompositeIndex } from '../structures/composite-index.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
 import type { RankingRule } from '../ranking/rule.js';
+import type { SortRuleMaker } from '../ranking/rules.js';
+import { sortRule } from '../ranking/sort.js';
 import { FilterError } from '../filter/errors.js';
 import { FilterEvaluator, type ForeignFilters, type ShardFilters } from '../filter/evaluate.js';
 import { shardOf } from '../network/shards.js';
@@ -14,6 +16,7 @@ import { Bitmap } from './bitmap.js';
 import { computeFacets, type FacetsResult } from './distribution.js';
 import { geoSortRule } from './geo-rule.js';
 import { searchFacetValues, type FacetHit } from './facet-search.js';
+import { facetSortColumn } from './sort-column.js';
 import type { FacetIndex } from './facet-index.js';
 import type { FacetState } from './facet-state.js';
 import { sortBuckets, sortDocids, type SortCriterion } from './sort.js';
@@ -162,6 +165,12 @@ export function searchSortCriterion(
 ): { field: string; ascending: boolean; rule?: RankingRule; geo?: { lat: number; lng: number } } {
   if (c.kind === 'field') return { field: c.field, ascending: c.ascending };
   return { field: c.expr, ascending: c.ascending, rule: geoSortRule(facetStateOf(h), c), geo: { lat: c.lat, lng: c.lng } };
+}
+
+/** Field sort rules that take their order from this index's facet postings. */
+export function facetSortRules(h: IndexHandle): SortRuleMaker {
+  const state = facetStateOf(h);
+  return (field, ascending) => sortRule(field, ascending, () => facetSortColumn(state, field, ascending));
 }
 
 /** Candidates ordered by several criteria, at most `limit` of them. */

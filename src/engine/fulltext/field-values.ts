@@ -56,23 +56,51 @@ export function valuesOf(rec: DocRecord | undefined, attr: string): FieldValue[]
 
 export const MISSING_RANK = 0x7fffffff;
 
-/** A sort order over documents: rank per docid (equal values share a rank) and the value used. */
+/**
+ * A sort order over documents: rank per docid (equal values share a rank, ranks are dense)
+ * and the value each document sorts by. `valueOf` answers undefined where only the
+ * document's record can tell which of its values it shows (see `bestValue`).
+ */
 export interface SortColumn {
   rank: Int32Array;
-  value: (FieldValue | null)[];
+  valueOf(d: number): FieldValue | null | undefined;
 }
 
-interface Keyed {
-  d: number;
+/** A document's value for a sort: its number or its (normalized) string, and the value shown. */
+export interface SortValue {
   num: number;
+  /** '' for a number. */
   str: string;
   shown: FieldValue;
 }
 
 /**
- * Builds the order the reference's facet-based sort produces: numbers first, then strings
- * (compared normalized), then documents without the field. A document with several values
- * is placed by its best one in the requested direction.
+ * The value a document sorts by, as the reference's facet-based sort places it: any number
+ * before any string, the best one in the requested direction (strings compared normalized,
+ * blank ones ignored); among equal ones the first in the document shows.
+ */
+export function bestValue(vals: readonly FieldValue[], ascending: boolean): SortValue | null {
+  let best: SortValue | null = null;
+  for (const v of vals) {
+    if (typeof v === 'number') {
+      if (!best || best.str !== '' || (ascending ? v < best.num : v > best.num)) best = { num: v, str: '', shown: v };
+    } else if (!best || best.str !== '') {
+      const s = normalizeFacet(v);
+      if (s === '') continue;
+      if (!best || (ascending ? s < best.str : s > best.str)) best = { num: 0, str: s, shown: v };
+    }
+  }
+  return best;
+}
+
+interface Keyed extends SortValue {
+  d: number;
+}
+
+/**
+ * Builds the sort order from every document's record (see `bestValue`): numbers first,
+ * then strings, then documents without the field. The facet index builds the same order
+ * from its postings far faster (`facets/sort-column.ts`); this one serves states without it.
  */
 export function buildSortColumn(capacity: number, recordAt: (d: number) => DocRecord | undefined, attr: string, ascending: boolean): SortColumn {
   const rank = new Int32Array(capacity).fill(MISSING_RANK);
@@ -80,20 +108,9 @@ export function buildSortColumn(capacity: number, recordAt: (d: number) => DocRe
   const nums: Keyed[] = [];
   const strs: Keyed[] = [];
   for (let d = 0; d < capacity; d++) {
-    const vals = valuesOf(recordAt(d), attr);
-    if (vals.length === 0) continue;
-    let best: Keyed | null = null;
-    for (const v of vals) {
-      if (typeof v === 'number') {
-        if (!best || best.str !== '' || (ascending ? v < best.num : v > best.num)) best = { d, num: v, str: '', shown: v };
-      } else if (!best || best.str !== '') {
-        const s = normalizeFacet(v);
-        if (s === '') continue;
-        if (!best || (ascending ? s < best.str : s > best.str)) best = { d, num: 0, str: s, shown: v };
-      }
-    }
+    const best = bestValue(valuesOf(recordAt(d), attr), ascending);
     if (!best) continue;
-    (best.str === '' ? nums : strs).push(best);
+    (best.str === '' ? nums : strs).push({ ...best, d });
   }
   nums.sort((a, b) => (ascending ? a.num - b.num : b.num - a.num) || a.d - b.d);
   strs.sort((a, b) => (a.str === b.str ? a.d - b.d : (a.str < b.str) === ascending ? -1 : 1));
@@ -105,7 +122,7 @@ export function buildSortColumn(capacity: number, recordAt: (d: number) => DocRe
     value[k.d] = k.shown;
     prev = k;
   }
-  return { rank, value };
+  return { rank, valueOf: (d) => value[d] ?? null };
 }
 
 /** Keys identifying a document's value(s) for distinct; empty when it has none. */

@@ -18,6 +18,9 @@ export interface SortCriterion {
   rule?: RankingRule;
 }
 
+/** Makes the rule of a field sort (`sort` criteria and `field:asc|desc` rules alike). */
+export type SortRuleMaker = (field: string, ascending: boolean) => RankingRule;
+
 const QUERY_RULES: Record<string, RankingRule> = {
   words: wordsRule,
   typo: typoRule,
@@ -31,7 +34,7 @@ const QUERY_RULES: Record<string, RankingRule> = {
 export function rankingRules(
   settingsRules: readonly string[],
   sort: readonly SortCriterion[],
-  opts: { placeholder: boolean; matchingAll: boolean },
+  opts: { placeholder: boolean; matchingAll: boolean; sortRule?: SortRuleMaker },
 ): RankingRule[] {
   const out: RankingRule[] = [];
   const used = new Set<RankingRule>();
@@ -40,7 +43,7 @@ export function rankingRules(
   const pushSort = (field: string, ascending: boolean, rule?: RankingRule) => {
     if (sorted.has(field)) return;
     sorted.add(field);
-    out.push(rule ?? sortRule(field, ascending));
+    out.push(rule ?? (opts.sortRule ?? sortRule)(field, ascending));
   };
   for (const rr of settingsRules) {
     const custom = /^(.+):(asc|desc)$/.exec(rr);
@@ -75,8 +78,12 @@ export function rankingRules(
  * the first of words/typo/proximity/attribute/exactness becomes the vector sort (or it
  * comes last when there is none), the sort rules keep their places around it.
  */
-export function semanticRules(settingsRules: readonly string[], sort: readonly SortCriterion[]): { before: RankingRule[]; after: RankingRule[] } {
-  const all = rankingRules(settingsRules, sort, { placeholder: false, matchingAll: false });
+export function semanticRules(
+  settingsRules: readonly string[],
+  sort: readonly SortCriterion[],
+  sortRule?: SortRuleMaker,
+): { before: RankingRule[]; after: RankingRule[] } {
+  const all = rankingRules(settingsRules, sort, { placeholder: false, matchingAll: false, sortRule });
   const at = all.findIndex((r) => !r.isSort);
   if (at < 0) return { before: all, after: [] };
   return { before: all.slice(0, at), after: all.slice(at).filter((r) => r.isSort) };

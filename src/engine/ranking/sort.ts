@@ -3,7 +3,7 @@
 // field's value (numbers, then strings, then documents without it) and take no part in
 // `_rankingScore`; their details show the value used.
 
-import { buildSortColumn, MISSING_RANK, type SortColumn } from '../fulltext/field-values.js';
+import { bestValue, buildSortColumn, MISSING_RANK, valuesOf, type SortColumn } from '../fulltext/field-values.js';
 import { recordOf, type IndexState } from '../fulltext/index-state.js';
 import { mapCosts, type RankingRule } from './rule.js';
 
@@ -17,22 +17,29 @@ export function sortColumn(state: IndexState, field: string, ascending: boolean)
   return col;
 }
 
-export function sortRule(field: string, ascending: boolean): RankingRule {
+/**
+ * A sort rule over `field`. `columnOf` gives the order from elsewhere (the facet index,
+ * which holds it far cheaper than the records); without it, or where it gives none, the
+ * order is built from the documents' records.
+ */
+export function sortRule(field: string, ascending: boolean, columnOf?: () => SortColumn | null): RankingRule {
   const name = `${field}:${ascending ? 'asc' : 'desc'}`;
+  const column = (state: IndexState) => columnOf?.() ?? sortColumn(state, field, ascending);
   return {
     name,
     isSort: true,
     usesMatches: false,
     costs(ctx, docs) {
-      const col = sortColumn(ctx.state, field, ascending);
+      const col = column(ctx.state);
       return mapCosts(ctx, docs, (d) => (d < col.rank.length ? col.rank[d]! : MISSING_RANK));
     },
     ranks() {
       return [];
     },
     detail(ctx, d, _cost, order) {
-      const col = sortColumn(ctx.state, field, ascending);
-      return [name, { order, value: col.value[d] ?? null }];
+      let value = column(ctx.state).valueOf(d);
+      if (value === undefined) value = bestValue(valuesOf(recordOf(ctx.state, d), field), ascending)?.shown ?? null;
+      return [name, { order, value }];
     },
   };
 }

@@ -8,7 +8,7 @@ import type { Doc } from '../documents/primary-key.js';
 import { projectFields } from '../documents/project.js';
 import type { Engine } from '../engine.js';
 import {
-  checkDistinctAttribute, checkSortable, facetDistribution, facetStateOf, filterMask, geoDistance, parseSort, searchSortCriterion,
+  checkDistinctAttribute, checkSortable, facetDistribution, facetSortRules, facetStateOf, filterMask, geoDistance, parseSort, searchSortCriterion,
   type FacetsResult,
 } from '../facets/index.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
@@ -193,6 +193,7 @@ export async function runSearch(
   const criteria = parseSort(q.sort ?? []);
   scoped(() => checkSortable(criteria, settings, 'invalid_search_sort', true));
   const sort = criteria.map((c) => searchSortCriterion(handle, c));
+  const sortRule = facetSortRules(handle);
   if (q.distinct !== undefined && q.distinct !== null) {
     const distinct = q.distinct;
     scoped(() => checkDistinctAttribute(distinct, settings));
@@ -224,6 +225,7 @@ export async function runSearch(
     matchingStrategy: q.matchingStrategy ?? 'last',
     attributesToSearchOn: q.attributesToSearchOn ?? null,
     sort,
+    sortRule,
     distinct: distinctAttr,
     rankingScoreThreshold: threshold,
     locales: q.locales ?? null,
@@ -235,7 +237,7 @@ export async function runSearch(
   if (ai) {
     const ordering = {
       distinct: distinctOf,
-      order: { ...semanticRules(settings.rankingRules, sort), ctx: sortContext(state, engine.scratch) },
+      order: { ...semanticRules(settings.rankingRules, sort, sortRule), ctx: sortContext(state, engine.scratch) },
     };
     trace?.step('semantic search');
     outcome = { ...outcome, ...(await ai.merge(outcome, organic, allowed, threshold, ordering)) };

@@ -4,7 +4,7 @@
 // reference counts it).
 
 import type { Engine } from '../engine.js';
-import { checkFacetSearchable, facetSearch, filterBitmap, parseFilter, toBitmap, type FacetHit } from '../facets/index.js';
+import { checkFacetSearchable, facetSearch, facetSortRules, filterBitmap, parseFilter, toBitmap, type FacetHit } from '../facets/index.js';
 import { searchStateOf } from '../fulltext/fulltext-index.js';
 import { SemanticPlan } from '../vector/hybrid-search.js';
 import type { MatchingStrategy } from './levels.js';
@@ -34,7 +34,8 @@ export interface FacetSearchAnswer {
 function queryMatches(engine: Engine, uid: string, p: FacetSearchQuery): Uint32Array | null {
   const q = p.q ?? '';
   if (q.trim() === '') return null;
-  const state = searchStateOf(engine.getIndex(uid));
+  const h = engine.getIndex(uid);
+  const state = searchStateOf(h);
   if (!state) return null;
   return executeSearch(state, state.settings, {
     q,
@@ -44,6 +45,7 @@ function queryMatches(engine: Engine, uid: string, p: FacetSearchQuery): Uint32A
     matchingStrategy: p.matchingStrategy ?? 'last',
     attributesToSearchOn: p.attributesToSearchOn ?? null,
     sort: [],
+    sortRule: facetSortRules(h),
     distinct: null,
     rankingScoreThreshold: null,
     locales: p.locales ?? null,

@@ -10,7 +10,7 @@ import { recordOf, type IndexState } from '../fulltext/index-state.js';
 import type { StepTrace } from '../../util/step-trace.js';
 import { globalScore, SKIPPED_RANK, type Rank } from '../ranking/rank.js';
 import type { RankingContext, RankingRule } from '../ranking/rule.js';
-import { rankingRules, type SortCriterion } from '../ranking/rules.js';
+import { rankingRules, type SortCriterion, type SortRuleMaker } from '../ranking/rules.js';
 import type { IndexSettings } from '../settings/settings.js';
 import { bucketSort, firstOfDistinct, type HitTrace } from './bucket-sort.js';
 import { buildUnits, queryTypoBudget, type Unit } from './derivations.js';
@@ -34,6 +34,8 @@ export interface SearchRequest {
   matchingStrategy: MatchingStrategy;
   attributesToSearchOn: string[] | null;
   sort: SortCriterion[];
+  /** Makes the field sort rules (the facet index's columns); by default they read the records. */
+  sortRule?: SortRuleMaker;
   distinct: string | null;
   rankingScoreThreshold: number | null;
   locales: string[] | null;
@@ -446,6 +448,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
     const rules = rankingRules(settings.rankingRules, req.sort, {
       placeholder: terms.length === 0,
       matchingAll: req.matchingStrategy === 'all',
+      sortRule: req.sortRule,
     });
     const keyCache = new Map<number, string[]>();
     const distinctAttr = req.distinct;
