@@ -136,7 +136,16 @@ function excludedDocs(state: IndexState, parsed: ReturnType<typeof parseQuery>, 
 
 function filterUniverse(docids: Uint32Array, excluded: Uint8Array | null): Uint32Array {
   if (!excluded) return docids;
-  return docids.filter((d) => excluded[d] !== 1);
+  // A plain loop: TypedArray#filter calls back per element, ~25 ms over a million docids.
+  let n = 0;
+  for (let i = 0; i < docids.length; i++) if (excluded[docids[i]!] !== 1) n++;
+  const out = new Uint32Array(n);
+  n = 0;
+  for (let i = 0; i < docids.length; i++) {
+    const d = docids[i]!;
+    if (excluded[d] !== 1) out[n++] = d;
+  }
+  return out;
 }
 
 const NO_LEVEL = 255;
