@@ -317,6 +317,20 @@ function readTokens(r: VarintReader, tokens: Uint32Array): Uint32Array {
   return tokens;
 }
 
+/**
+ * The kept values of an encoded record alone: its words are skipped without decoding (each
+ * varint ends at a byte below 0x80), for the tables built from every document's values.
+ */
+export function decodeValues(bytes: Uint8Array): Record<string, FieldValue[]> | null {
+  const r = new VarintReader(bytes);
+  const pairs = r.next();
+  let left = r.next() + 2 * pairs;
+  let at = r.at;
+  while (left > 0) if (bytes[at++]! < 0x80) left--;
+  if (at >= bytes.length) return null;
+  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + at, bytes.length - at).toString()) as Record<string, FieldValue[]>;
+}
+
 export function decodeRecord(bytes: Uint8Array, slab?: Slab): DocRecord {
   const r = new VarintReader(bytes);
   const pairs = r.next();

@@ -41,7 +41,11 @@ export function valuePredicate(settings: IndexSettings): (path: string) => boole
 
 /** Values of `attr` in a record: its own path and every path below it. */
 export function valuesOf(rec: DocRecord | undefined, attr: string): FieldValue[] {
-  const v = rec?.values;
+  return valuesIn(rec?.values ?? null, attr);
+}
+
+/** Values of `attr` among a record's kept values (`DocRecord.values`). */
+export function valuesIn(v: Record<string, FieldValue[]> | null, attr: string): FieldValue[] {
   if (!v) return [];
   const own = v[attr];
   let out: FieldValue[] | null = own ? [...own] : null;
@@ -127,5 +131,75 @@ export function buildSortColumn(capacity: number, recordAt: (d: number) => DocRe
 
 /** Keys identifying a document's value(s) for distinct; empty when it has none. */
 export function distinctKeys(rec: DocRecord | undefined, attr: string): string[] {
-  return valuesOf(rec, attr).map((v) => (typeof v === 'number' ? `n:${v}` : `s:${normalizeFacet(v)}`));
+  return keysOf(valuesOf(rec, attr));
+}
+
+function keysOf(values: readonly FieldValue[]): string[] {
+  return values.map((v) => (typeof v === 'number' ? `n:${v}` : `s:${normalizeFacet(v)}`));
+}
+
+const NO_KEY = -1;
+const SEVERAL = -2;
+
+/**
+ * Every document's distinct keys (as `distinctKeys` gives them), interned as small ids: what
+ * counting the distinct hits among all candidates reads instead of a record per candidate.
+ */
+export class DistinctColumn {
+  private constructor(
+    /** Key → id; shared with the columns carried from this one (ids only grow). */
+    readonly ids: Map<string, number>,
+    /** Per docid: NO_KEY, SEVERAL (then in `several`), or the id of its one key. */
+    private one: Int32Array,
+    private readonly several: Map<number, number[]>,
+  ) {}
+
+  static empty(capacity: number): DistinctColumn {
+    return new DistinctColumn(new Map(), new Int32Array(capacity).fill(NO_KEY), new Map());
+  }
+
+  /** A copy over `capacity` docids, for the state after a batch to update. */
+  carried(capacity: number): DistinctColumn {
+    const one = new Int32Array(capacity).fill(NO_KEY);
+    one.set(this.one.subarray(0, Math.min(capacity, this.one.length)));
+    return new DistinctColumn(this.ids, one, new Map(this.several));
+  }
+
+  /** Sets a document's keys from its record's kept values (null: no document, or no values). */
+  set(d: number, values: Record<string, FieldValue[]> | null, attr: string): void {
+    const keys = keysOf(valuesIn(values, attr));
+    this.several.delete(d);
+    if (keys.length === 0) {
+      this.one[d] = NO_KEY;
+      return;
+    }
+    const ids = [...new Set(keys)].map((k) => {
+      let id = this.ids.get(k);
+      if (id === undefined) this.ids.set(k, (id = this.ids.size));
+      return id;
+    });
+    if (ids.length === 1) this.one[d] = ids[0]!;
+    else {
+      this.one[d] = SEVERAL;
+      this.several.set(d, ids);
+    }
+  }
+
+  /**
+   * Whether `d` is the first document offered with any of its keys; if so, its keys are
+   * taken in `seen` (one byte per id, `ids.size` long). A document without keys always is.
+   */
+  firstOf(seen: Uint8Array, d: number): boolean {
+    const k = d < this.one.length ? this.one[d]! : NO_KEY;
+    if (k === NO_KEY) return true;
+    if (k !== SEVERAL) {
+      if (seen[k] === 1) return false;
+      seen[k] = 1;
+      return true;
+    }
+    const ids = this.several.get(d)!;
+    if (ids.some((id) => seen[id] === 1)) return false;
+    for (const id of ids) seen[id] = 1;
+    return true;
+  }
 }

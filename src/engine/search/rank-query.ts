@@ -6,13 +6,13 @@ import { ApiError } from '../../errors/api-error.js';
 import { distinctKeys } from '../fulltext/field-values.js';
 import { isPathOrChild, matchesPattern } from '../fulltext/field-table.js';
 import { byteOrder } from '../filter/rules.js';
-import { recordOf, type IndexState } from '../fulltext/index-state.js';
+import { distinctColumn, recordOf, type IndexState } from '../fulltext/index-state.js';
 import type { StepTrace } from '../../util/step-trace.js';
 import { globalScore, SKIPPED_RANK, type Rank } from '../ranking/rank.js';
 import type { RankingContext, RankingRule } from '../ranking/rule.js';
 import { rankingRules, type SortCriterion, type SortRuleMaker } from '../ranking/rules.js';
 import type { IndexSettings } from '../settings/settings.js';
-import { bucketSort, firstOfDistinct, type HitTrace } from './bucket-sort.js';
+import { bucketSort, type HitTrace } from './bucket-sort.js';
 import { buildUnits, queryTypoBudget, type Unit } from './derivations.js';
 import { buildLevels, firstTiling, removalOrder, tiles, type Level, type MatchingStrategy } from './levels.js';
 import { MatchTable } from './match-table.js';
@@ -481,10 +481,11 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
       scores: req.scores,
     });
     let candidates = sorted.candidates;
-    if (distinct && req.exhaustiveCount) {
-      const seen = new Set<string>();
+    if (distinctAttr && req.exhaustiveCount) {
+      const column = distinctColumn(state, distinctAttr);
+      const seen = new Uint8Array(column.ids.size);
       candidates = 0;
-      for (const d of universe) if (firstOfDistinct(seen, distinct(d))) candidates++;
+      for (const d of universe) if (column.firstOf(seen, d)) candidates++;
       if (req.rankingScoreThreshold !== null) candidates = Math.min(candidates, sorted.candidates);
     }
     const c = ctx;
