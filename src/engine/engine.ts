@@ -178,14 +178,14 @@ export class Engine {
   /** A page of documents in docid order, optionally restricted to some docids. */
   async listDocuments(
     uid: string,
-    opts: { offset: number; limit: number; docids?: number[] | null },
+    /** `docids`: the documents to page through, ascending and each once; without it, every document. */
+    opts: { offset: number; limit: number; docids?: Uint32Array | null },
   ): Promise<{ results: Doc[]; total: number }> {
     const h = this.getIndex(uid);
     if (opts.docids) {
-      const sorted = [...new Set(opts.docids)].sort((a, b) => a - b);
-      const page = sorted.slice(opts.offset, opts.offset + opts.limit);
+      const page = [...opts.docids.subarray(opts.offset, opts.offset + opts.limit)];
       const docs = await this.readDocs(this.store, h, page);
-      return { results: docs.filter((d): d is Doc => d !== null), total: sorted.length };
+      return { results: docs.filter((d): d is Doc => d !== null), total: opts.docids.length };
     }
     const results: Doc[] = [];
     if (opts.limit > 0 && opts.offset < h.meta.docCount) {

@@ -88,6 +88,42 @@ describe('document filters through the official client', () => {
     });
   });
 
+  it('pages through documents by offset, with and without ids and filters, skipping deleted ones', async () => {
+    const pages = t.client.index('pages');
+    await pages.updateFilterableAttributes(['n']).waitTask();
+    await pages.addDocuments(Array.from({ length: 60 }, (_, i) => ({ id: `d${i}`, n: i % 7 })), { primaryKey: 'id' }).waitTask();
+    await pages.deleteDocuments(['d3', 'd10', 'd11', 'd40']).waitTask();
+    const pageIds = (r: { results: Record<string, unknown>[] }) => r.results.map((d) => d['id']);
+    const everything = pageIds(await pages.getDocuments({ limit: 1000, fields: ['id'] }));
+    expect(everything).toHaveLength(56);
+    const walk = async (extra: Record<string, unknown>, method: 'GET' | 'POST') => {
+      const seen: unknown[] = [];
+      const totals = new Set<number>();
+      for (let offset = 0; offset < 70; offset += 9) {
+        const body = { limit: 9, offset, fields: ['id'], ...extra };
+        const query = new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, String(v)]));
+        const res =
+          method === 'GET'
+            ? await fetch(`${t.url}/indexes/pages/documents?${query}`)
+            : await fetch(`${t.url}/indexes/pages/documents/fetch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        const r = (await res.json()) as { results: Record<string, unknown>[]; total: number };
+        seen.push(...pageIds(r));
+        totals.add(r.total);
+      }
+      return { seen, totals: [...totals] };
+    };
+    expect(await walk({}, 'GET')).toEqual({ seen: everything, totals: [56] });
+    expect(await walk({}, 'POST')).toEqual({ seen: everything, totals: [56] });
+    const threes = everything.filter((id) => Number(String(id).slice(1)) % 7 === 3);
+    expect(await walk({ filter: 'n = 3' }, 'POST')).toEqual({ seen: threes, totals: [threes.length] });
+    // Ids come back in the index's order, each once; missing and deleted ones are left out.
+    const asked = ['d59', 'd3', 'd17', 'd24', 'd17', 'nope', 'd45', 'd52', 'd38', 'd31'];
+    const kept = everything.filter((id) => asked.includes(id as string));
+    expect(await walk({ ids: asked }, 'POST')).toEqual({ seen: kept, totals: [kept.length] });
+    const keptThrees = kept.filter((id) => threes.includes(id));
+    expect(await walk({ ids: asked, filter: 'n = 3' }, 'POST')).toEqual({ seen: keptThrees, totals: [keptThrees.length] });
+  });
+
   it('answers malformed filters with the reference messages and spans', async () => {
     expect(await apiError(products.getDocuments({ filter: 'color = blue XOR id = 1' }))).toEqual({
       code: 'invalid_document_filter',

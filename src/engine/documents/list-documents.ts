@@ -4,7 +4,7 @@
 
 import type { Engine } from '../engine.js';
 import { engineFilterOptions } from '../search/answer-query.js';
-import { checkSortable, filterDocids, parseSort, rejoinGeoPoints, sortedDocids, sortValuesOf } from '../facets/index.js';
+import { checkSortable, everyDocid, filterDocids, parseSort, rejoinGeoPoints, sortedDocids, sortValuesOf } from '../facets/index.js';
 import type { WireScore } from '../search/federation.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
 import { retrievedVectors } from '../vector/semantic-search.js';
@@ -52,17 +52,15 @@ export async function listDocuments(
   const limit = p.limit ?? 20;
   const criteria = p.sort && p.sort.length > 0 ? parseSort(rejoinGeoPoints(p.sort), 'invalid_document_sort') : null;
   if (criteria) checkSortable(criteria, h.meta.settings, 'invalid_document_sort', false);
-  let docids: number[] | null = p.ids ? engine.docidsOf(h, p.ids) : null;
+  // Docids ascending, each once: the page's order without `sort`.
+  let docids: Uint32Array | null = p.ids ? sortedUnique(engine.docidsOf(h, p.ids)) : null;
   const matched = filterDocids(h, p.filter ?? null, { code: 'invalid_document_filter', ...engineFilterOptions(engine, opts) });
-  if (matched) {
-    const kept = new Set(matched);
-    docids = docids ? docids.filter((d) => kept.has(d)) : [...matched];
-  }
+  if (matched) docids = docids ? intersection(docids, matched) : matched;
   const present = (docs: Doc[]) => Promise.all(docs.map((d) => presentDocument(h, d, p.fields, p.retrieveVectors)));
   if (criteria) {
     const order = sortedDocids(h, criteria, docids, offset + limit).slice(offset);
     const docs = await engine.readDocs(engine.store, h, order);
-    const total = docids ? new Set(docids).size : h.meta.docCount;
+    const total = docids ? docids.length : h.meta.docCount;
     const kept = order.filter((_, i) => docs[i] !== null);
     const page: DocumentsPage = { results: await present(docs.filter((d): d is Doc => d !== null)), offset, limit, total };
     if (opts.withSortValues) {
@@ -76,8 +74,34 @@ export async function listDocuments(
     }
     return page;
   }
-  const { results, total } = await engine.listDocuments(uid, { offset, limit, docids });
-  const page: DocumentsPage = { results: await present(results), offset, limit, total };
+  // Past the first page, the docids of every document tell which to read: a scan of the
+  // store would read and skip every document before the offset.
+  const every = !docids && offset > 0 ? everyDocid(h) : null;
+  const { results, total } = await engine.listDocuments(uid, { offset, limit, docids: docids ?? every });
+  const page: DocumentsPage = { results: await present(results), offset, limit, total: every ? h.meta.docCount : total };
   if (opts.withSortValues) page.sortValues = results.map(() => []);
   return page;
+}
+
+function sortedUnique(docids: readonly number[]): Uint32Array {
+  const sorted = Uint32Array.from(docids).sort();
+  let n = 0;
+  for (let i = 0; i < sorted.length; i++) if (n === 0 || sorted[i] !== sorted[n - 1]) sorted[n++] = sorted[i]!;
+  return sorted.subarray(0, n);
+}
+
+/** Docids in both ascending lists. */
+function intersection(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(Math.min(a.length, b.length));
+  let n = 0;
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    if (a[i]! < b[j]!) i++;
+    else if (a[i]! > b[j]!) j++;
+    else {
+      out[n++] = a[i]!;
+      i++;
+      j++;
+    }
+  }
+  return out.subarray(0, n);
 }

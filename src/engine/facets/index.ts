@@ -41,6 +41,12 @@ export function facetStateOf(h: IndexHandle): FacetState {
   return part.state;
 }
 
+/** Every document's docid, ascending; null when the index keeps no facet structures. */
+export function everyDocid(h: IndexHandle): Uint32Array | null {
+  const part = h.search instanceof CompositeIndex ? h.search.part<FacetIndex>(FACETS_PART) : undefined;
+  return part ? part.state.all : null;
+}
+
 /**
  * Any docid collection as a bitmap; null stands for every document of the index. A
  * `Uint8Array` is read as a mask by docid (non-zero = included), not as a list of docids.
