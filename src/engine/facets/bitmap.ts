@@ -154,6 +154,23 @@ export class Bitmap {
     return out;
   }
 
+  /** The set as a mask by docid (1 = member), at least `size` long. */
+  toMask(size = 0): Uint8Array {
+    const w = this.words;
+    let last = w.length - 1;
+    while (last >= 0 && w[last] === 0) last--;
+    const mask = new Uint8Array(Math.max(size, (last + 1) << 5));
+    for (let i = 0; i <= last; i++) {
+      let x = w[i]!;
+      while (x !== 0) {
+        const t = x & -x;
+        mask[(i << 5) + 31 - Math.clz32(t)] = 1;
+        x ^= t;
+      }
+    }
+    return mask;
+  }
+
   /** Ascending docids; materialized first, as a typed array iterates much faster than a generator. */
   [Symbol.iterator](): IterableIterator<number> {
     return this.toArray()[Symbol.iterator]();

@@ -65,12 +65,7 @@ export function toBitmap(h: IndexHandle, docids: Bitmap | Uint8Array | Iterable<
 
 /** {@link filterBitmap} as a mask by docid (1 = kept), sized to cover `size` docids. */
 export function filterMask(h: IndexHandle, filter: unknown, opts: FilterOptions, size = 0): Uint8Array | null {
-  const b = filterBitmap(h, filter, opts);
-  if (!b) return null;
-  const docids = b.toArray();
-  const mask = new Uint8Array(Math.max(size, docids.length > 0 ? docids[docids.length - 1]! + 1 : 0));
-  for (const d of docids) mask[d] = 1;
-  return mask;
+  return filterBitmap(h, filter, opts)?.toMask(size) ?? null;
 }
 
 export interface FilterOptions extends FilterParseOptions {

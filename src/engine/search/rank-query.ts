@@ -121,10 +121,10 @@ export function checkAttributesToSearchOn(state: IndexState, settings: IndexSett
   searchOnWeights(state, settings, only);
 }
 
-function excludedDocs(state: IndexState, parsed: ReturnType<typeof parseQuery>, allowed: Uint8Array | null): Uint8Array | null {
+function excludedDocs(state: IndexState, parsed: ReturnType<typeof parseQuery>, allowed: Uint8Array | null, scratch: SearchScratch): Uint8Array | null {
   if (!allowed && parsed.negativeWords.length === 0 && parsed.negativePhrases.length === 0) return null;
   const n = state.capacity;
-  const out = new Uint8Array(n + 1);
+  const out = scratch.exclusions(n + 1);
   if (allowed) for (let d = 0; d < n; d++) if (allowed[d] !== 1) out[d] = 1;
   const mark = (docs: Uint32Array) => {
     for (let i = 0; i < docs.length; i++) out[docs[i]!] = 1;
@@ -409,7 +409,7 @@ export function executeSearch(state: IndexState, settings: IndexSettings, req: S
   if (tr && req.q) tr.step('tokenize');
   const tokens = req.q ? state.tokenizer.tokenize(req.q, req.locales ? { locales: req.locales } : undefined) : [];
   const parsed = parseQuery(tokens, { wordsLimit: WORDS_LIMIT, prefixAllowed: settings.prefixSearch !== 'disabled' });
-  const excluded = excludedDocs(state, parsed, req.allowed);
+  const excluded = excludedDocs(state, parsed, req.allowed, scratch);
   const terms = parsed.terms;
   let table: MatchTable | null = null;
   let ctx: Context | null = null;
