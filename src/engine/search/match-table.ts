@@ -29,8 +29,8 @@ export interface ScanOptions {
   rankWeights?: Int32Array | null;
   /** Fields where only exact (zero-typo) derivations count. */
   exactFields: Uint8Array;
-  /** Documents that can never match (negated words, filter), or null. */
-  excluded: Uint8Array | null;
+  /** Documents that may match, by docid (1; negated words and the filter leave the others out), or null for all. */
+  admitted: Uint8Array | null;
   /**
    * Every candidate holds the first term (strategies `last` without phrases, and `all`):
    * other units then only mark documents the first term's units marked.
@@ -148,7 +148,7 @@ export class MatchTable {
 
   private maskUnit(u: Unit, onlyMarked: boolean): void {
     const { mask } = this;
-    const { weights, exactFields, excluded } = this.opts;
+    const { weights, exactFields, admitted } = this.opts;
     const blocks = this.blocks;
     const bit = (1 << u.id) >>> 0;
     const nw = weights.length;
@@ -157,7 +157,7 @@ export class MatchTable {
       const fps = src.posting.fps;
       const typoSource = src.typo > 0;
       let last = -1;
-      if (this.everyField && excluded === null && !(typoSource && this.anyExactField)) {
+      if (this.everyField && admitted === null && !(typoSource && this.anyExactField)) {
         // Every occurrence counts: only the distinct docids need reading.
         const distinct = distinctDocs(src.posting.docs);
         for (let i = 0; i < distinct.length; i++) {
@@ -174,7 +174,7 @@ export class MatchTable {
       for (let i = 0; i < docs.length; i++) {
         const d = docs[i]!;
         if (d === last) continue;
-        if (excluded !== null && excluded[d] === 1) continue;
+        if (admitted !== null && admitted[d] !== 1) continue;
         const f = fps[i]! >>> 16;
         if (f >= nw || weights[f]! < 0) continue;
         if (typoSource && exactFields[f] === 1) continue;
@@ -206,7 +206,7 @@ export class MatchTable {
     key = null;
     let entries = 0;
     for (const src of u.sources) entries += src.posting.docs.length;
-    if (this.opts.excluded === null && entries >= CACHED_SCAN_MIN_ENTRIES) {
+    if (this.opts.admitted === null && entries >= CACHED_SCAN_MIN_ENTRIES) {
       const parts: (string | number)[] = [u.qpos, u.qposEnd, u.end - u.start, u.baseTypo];
       for (const src of u.sources) parts.push(postingId(src.posting), src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
       key = `scan:${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.rankWeights?.join(',') ?? ''}|${this.opts.exactFields.join(',')}`;
@@ -323,7 +323,7 @@ export class MatchTable {
 
   private scanSources(u: Unit, sources: readonly Source[], unsearched: boolean): void {
     const { mask, agg, U } = this;
-    const { exactFields, excluded } = this.opts;
+    const { exactFields, admitted } = this.opts;
     const weights = unsearched ? this.opts.rankWeights! : this.opts.weights;
     const searched = this.opts.weights;
     const blocks = this.blocks;
@@ -356,7 +356,7 @@ export class MatchTable {
           if (d === lastD && f === lastF && p !== q) continue;
           lastD = d;
           lastF = f;
-          if (excluded !== null && excluded[d] === 1) continue;
+          if (admitted !== null && admitted[d] !== 1) continue;
           if (f >= nw || weights[f]! < 0) continue;
           if (unsearched && (searched[f]! >= 0 || (mask[d]! & bit) === 0)) continue;
           let flags = EXACT_PRESENT;
@@ -374,7 +374,7 @@ export class MatchTable {
       for (let r = 0; r < nr; r += 2)
       for (let i = ranges === null ? 0 : ranges[r]!, e = ranges === null ? docs.length : ranges[r + 1]!; i < e; i++) {
         const d = docs[i]!;
-        if (excluded !== null && excluded[d] === 1) continue;
+        if (admitted !== null && admitted[d] !== 1) continue;
         const fp = fps[i]!;
         const f = fp >>> 16;
         const w = f < nw ? weights[f]! : -1;
@@ -488,11 +488,11 @@ export class MatchTable {
    * occurrence. The other aggregates are left at their worst value, so that a later full
    * fill (which merges by minimum at the same typo count) writes the real ones. Returns false,
    * touching nothing, where a source's typo count depends on the field of an occurrence
-   * (restricted fields, exact-only fields, excluded documents): the caller fills fully then.
+   * (restricted fields, exact-only fields, documents left out): the caller fills fully then.
    */
   fillTypos(docs: Uint32Array, units: readonly Unit[] = this.units): boolean {
     if (this.full || units.every((u) => this.scanned[u.id])) return true;
-    if (!this.everyField || this.opts.excluded !== null) return false;
+    if (!this.everyField || this.opts.admitted !== null) return false;
     if (this.anyExactField && units.some((u) => u.sources.some((s) => s.typo > 0))) return false;
     const { agg, U, mask } = this;
     for (const u of units) {

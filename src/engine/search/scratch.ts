@@ -84,7 +84,7 @@ export class SearchScratch {
   readonly tables = new MatchBuffers();
   readonly words = new WordSlots();
   private levels = new Uint8Array(0);
-  private excluded = new Uint8Array(0);
+  private admitted = new Uint8Array(0);
 
   /** The `words` level index by docid, filled with `empty` past its previous use. */
   levelIndex(n: number, empty: number): Uint8Array {
@@ -93,15 +93,13 @@ export class SearchScratch {
   }
 
   /**
-   * A zeroed mask by docid of the documents a search leaves out, valid until the next search
-   * asks for it: kept from search to search, since a fresh megabyte per search at a million
-   * documents costs more in first-touch page faults than the filter it serves.
+   * A mask by docid of the documents a search may match (contents left to the caller), valid
+   * until the next search asks for it: kept from search to search, since a fresh megabyte per
+   * search at a million documents costs more in first-touch page faults than its use.
    */
-  exclusions(n: number): Uint8Array {
-    if (this.excluded.length < n) this.excluded = new Uint8Array(Math.ceil(n * 1.25) + 64);
-    const mask = this.excluded.subarray(0, n);
-    mask.fill(0);
-    return mask;
+  admissions(n: number): Uint8Array {
+    if (this.admitted.length < n) this.admitted = new Uint8Array(Math.ceil(n * 1.25) + 64);
+    return this.admitted.subarray(0, n);
   }
 
   /** A zeroed Int32Array valid until the current search ends. */
