@@ -168,10 +168,15 @@ export function searchSortCriterion(
   return { field: c.expr, ascending: c.ascending, rule: geoSortRule(facetStateOf(h), c), geo: { lat: c.lat, lng: c.lng } };
 }
 
-/** Field sort rules that take their order from this index's facet postings. */
+/**
+ * Field sort rules that take their order from this index's facet postings, as they are now: a
+ * rule run after a batch changed them (a hybrid search ranks once its embedding came back)
+ * leaves the order to the records of the state the search started on.
+ */
 export function facetSortRules(h: IndexHandle): SortRuleMaker {
   const state = facetStateOf(h);
-  return (field, ascending) => sortRule(field, ascending, () => facetSortColumn(state, field, ascending));
+  const version = state.version;
+  return (field, ascending) => sortRule(field, ascending, () => (state.version === version ? facetSortColumn(state, field, ascending) : null));
 }
 
 /** Candidates ordered by several criteria, at most `limit` of them. */
