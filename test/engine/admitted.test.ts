@@ -22,5 +22,11 @@ describe('documents a search may match', () => {
     expect(universe('', true)).toEqual(expected((d) => d % 2 === 0));
     // The filter's own mask is left as it was.
     expect([...allowed].filter((x) => x === 1)).toHaveLength(30);
+    // A mask shorter than the index admits nothing past its end, whatever the last search left.
+    expect(matched('shoe -red', false).length).toBeGreaterThan(30);
+    const short = new Uint8Array(10).fill(1);
+    expect([...search(state, 'shoe -red', { allowed: short, limit: 100 }).hits.map((h) => h.docid)].sort((a, b) => a - b)).toEqual(
+      expected((d) => d < 10 && d % 3 !== 0),
+    );
   });
 });

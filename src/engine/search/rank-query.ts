@@ -130,8 +130,11 @@ function admittedDocs(state: IndexState, parsed: ReturnType<typeof parseQuery>, 
   if (parsed.negativeWords.length === 0 && parsed.negativePhrases.length === 0) return allowed;
   const n = state.capacity;
   const out = scratch.admissions(n + 1);
-  if (allowed) out.set(allowed.subarray(0, Math.min(allowed.length, out.length)));
-  else out.fill(1);
+  if (allowed) {
+    const kept = Math.min(allowed.length, out.length);
+    out.set(allowed.subarray(0, kept));
+    out.fill(0, kept); // the buffer holds the last search's mask
+  } else out.fill(1);
   const drop = (docs: Uint32Array) => {
     for (let i = 0; i < docs.length; i++) out[docs[i]!] = 0;
   };
