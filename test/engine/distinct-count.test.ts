@@ -6,11 +6,7 @@ import type { DocChange } from '../../src/engine/structures/search-index.js';
 import { firstOfDistinct } from '../../src/engine/search/bucket-sort.js';
 import { Yielder } from '../../src/util/yielder.js';
 import { buildIndex, search } from './search-helpers.js';
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
+import { rng } from '../helpers/rng.js';
 
 const SETTINGS = { filterableAttributes: ['brand'] };
 

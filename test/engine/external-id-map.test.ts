@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ExternalIdMap } from '../../src/engine/indexes/external-id-map.js';
 import { Yielder } from '../../src/util/yielder.js';
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
+import { rng } from '../helpers/rng.js';
 
 function expectSame(m: ExternalIdMap, ref: Map<string, number>): void {
   expect(m.size).toBe(ref.size);

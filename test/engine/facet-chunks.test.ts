@@ -1,11 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Doc } from '../../src/engine/documents/primary-key.js';
 import { FacetFixture } from './facet-fixture.js';
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
+import { rng } from '../helpers/rng.js';
 
 const fixtures: FacetFixture[] = [];
 afterAll(async () => {

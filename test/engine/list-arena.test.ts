@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mergeArenas, type ListArena } from '../../src/engine/fulltext/list-arena.js';
 import { Yielder } from '../../src/util/yielder.js';
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
+import { rng } from '../helpers/rng.js';
 
 type Entries = Map<number, [number, number][]>; // list id -> (docid, fp), by docid then fp
 

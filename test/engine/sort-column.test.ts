@@ -5,11 +5,7 @@ import { bestValue, buildSortColumn, MISSING_RANK, valuesOf, type SortColumn } f
 import { buildFromDocuments, recordOf, type IndexState } from '../../src/engine/fulltext/index-state.js';
 import { Yielder } from '../../src/util/yielder.js';
 import { FacetFixture } from './facet-fixture.js';
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
+import { rng } from '../helpers/rng.js';
 
 const fixtures: FacetFixture[] = [];
 afterAll(async () => {

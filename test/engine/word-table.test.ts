@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SortedWords, WordTable } from '../../src/engine/fulltext/word-table.js';
 import { Yielder } from '../../src/util/yielder.js';
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
+import { rng } from '../helpers/rng.js';
 
 function words(n: number, r: () => number): string[] {
   const letters = 'abcdeéz';

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sortInTurns } from '../../src/util/sort-in-turns.js';
 import { Yielder } from '../../src/util/yielder.js';
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
+import { rng } from '../helpers/rng.js';
 
 describe('sortInTurns', () => {
   it('sorts like Array.prototype.sort, stably, at sizes around its runs', async () => {

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OrderedSplitMap, SplitMap } from '../../src/util/split-map.js';
-
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
-}
+import { rng } from '../helpers/rng.js';
 
 describe('SplitMap', () => {
   for (const [kind, ordered] of [['number', true], ['string', true], ['number', false], ['string', false]] as const) {

@@ -1,6 +1,6 @@
 import type { KvReader } from '../../store/kv.js';
 import { prefixEnd } from '../../store/keys.js';
-import { Bitmap, EMPTY } from './bitmap.js';
+import { Bitmap, EMPTY, lowerBound } from './bitmap.js';
 import { CHUNK_BITS, chunkSlice, chunksOfPosting, decodeDocids, Reader, Writer, type FacetKeys } from './codec.js';
 import type { FacetConfig } from './extract.js';
 import { FieldFacets, type StringValue } from './field-facets.js';
@@ -90,18 +90,6 @@ interface ChunkRecord {
   value: Buffer;
 }
 
-/** The first index of sorted `keys` holding a value not below `v`. */
-function rankOf(keys: Float64Array, v: number): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const m = (lo + hi) >>> 1;
-    if (keys[m]! < v) lo = m + 1;
-    else hi = m;
-  }
-  return lo;
-}
-
 /**
  * A field's numbers from its chunk records, read in two passes: the first lists each
  * (number, chunk) pair, the second copies the docids into one array laid out in ascending
@@ -131,7 +119,7 @@ function loadNumbers(f: FieldFacets, records: ChunkRecord[]): void {
   const keys = sorted.slice(0, distinct);
   const ranks = new Uint32Array(pairs);
   const offsets = new Uint32Array(distinct + 1);
-  for (let i = 0; i < pairs; i++) offsets[(ranks[i] = rankOf(keys, values[i]!)) + 1] += lengths[i]!;
+  for (let i = 0; i < pairs; i++) offsets[(ranks[i] = lowerBound(keys, values[i]!)) + 1] += lengths[i]!;
   for (let r = 0; r < distinct; r++) offsets[r + 1] += offsets[r]!;
   const next = offsets.slice(0, distinct);
   const docids = new Uint32Array(offsets[distinct]!);
