@@ -5,7 +5,7 @@
 
 import { bestValue, buildSortColumn, MISSING_RANK, valuesOf, type SortColumn } from '../fulltext/field-values.js';
 import { recordOf, type IndexState } from '../fulltext/index-state.js';
-import { mapCosts, type RankingRule } from './rule.js';
+import { mapCosts, PENDING, type PartialCosts, type RankingContext, type RankingRule } from './rule.js';
 
 export function sortColumn(state: IndexState, field: string, ascending: boolean): SortColumn {
   const key = `sort:${ascending ? 'asc' : 'desc'}:${field}`;
@@ -15,6 +15,42 @@ export function sortColumn(state: IndexState, field: string, ascending: boolean)
     state.memo.set(key, col);
   }
   return col;
+}
+
+/** Buckets from which a sort costs only the documents that can reach the page (partialCosts). */
+const PARTIAL_SORT_DOCS = 4096;
+const BINS = 1024;
+/** A document without the field, in partial costs: PENDING is MISSING_RANK's own value. */
+const MISSING_PARTIAL = MISSING_RANK - 1;
+
+/**
+ * The costs of the documents whose rank can reach the first `need`, the others PENDING:
+ * one pass bins the ranks (1,024 bins over the ranks present), the bins that hold the first
+ * `need` documents are costed. A placeholder search sorted over a whole index then groups a
+ * few thousand documents instead of every one. Null where it would not save that.
+ */
+function partialSortCosts(ctx: RankingContext, docs: Uint32Array, need: number, rank: Int32Array): PartialCosts | null {
+  if (docs.length < PARTIAL_SORT_DOCS || need * 8 > docs.length) return null;
+  const costs = mapCosts(ctx, docs, (d) => (d < rank.length ? rank[d]! : MISSING_RANK));
+  let max = 0;
+  for (let i = 0; i < costs.length; i++) if (costs[i]! !== MISSING_RANK && costs[i]! > max) max = costs[i]!;
+  let shift = 0;
+  while (max >>> shift >= BINS) shift++;
+  const bins = new Uint32Array(BINS);
+  for (let i = 0; i < costs.length; i++) if (costs[i]! !== MISSING_RANK) bins[costs[i]! >>> shift]!++;
+  let last = 0;
+  for (let seen = 0; last < BINS; last++) if ((seen += bins[last]!) >= need) break;
+  if (last === BINS) return null; // the page reaches the documents without the field
+  let known = 0;
+  for (let i = 0; i < costs.length; i++) {
+    if (costs[i]! !== MISSING_RANK && costs[i]! >>> shift <= last) known++;
+    else costs[i] = PENDING;
+  }
+  if (known * 2 > docs.length) return null;
+  return {
+    costs,
+    rest: (pending) => mapCosts(ctx, pending, (d) => (d < rank.length && rank[d]! !== MISSING_RANK ? rank[d]! : MISSING_PARTIAL)),
+  };
 }
 
 /**
@@ -32,6 +68,9 @@ export function sortRule(field: string, ascending: boolean, columnOf?: () => Sor
     costs(ctx, docs) {
       const col = column(ctx.state);
       return mapCosts(ctx, docs, (d) => (d < col.rank.length ? col.rank[d]! : MISSING_RANK));
+    },
+    partialCosts(ctx, docs, need) {
+      return partialSortCosts(ctx, docs, need, column(ctx.state).rank);
     },
     ranks() {
       return [];
