@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AnnGraph, DEFAULT_ANN } from '../../src/engine/vector/ann-graph.js';
 import { normalized } from '../../src/engine/vector/distance.js';
+import { EmbedderState, type DocVectors } from '../../src/engine/vector/embedder-state.js';
 import { loadSavedGraph, saveGraph, vectorHash, type GraphIdentity } from '../../src/engine/vector/graph-file.js';
 import { VectorSlots } from '../../src/engine/vector/vector-slots.js';
 import { tempDir } from '../helpers/node.js';
@@ -74,5 +75,40 @@ describe('saved graph files', () => {
       writeFileSync(graphFile, good.graph);
     }
     expect(await loadSavedGraph(dir, 'g', id)).not.toBeNull();
+  });
+
+  it('are used at open when most vectors are unchanged, and otherwise leave the slots packed', async () => {
+    const meta = { fingerprint: 'f1', key: '', dims: 8, quantized: false };
+    const vectors = Array.from({ length: 5000 }, () => point());
+    const doc = (v: Float32Array): DocVectors => ({ userProvided: true, regenerate: false, textHash: null, vectors: [v] });
+    const first = new EmbedderState('e', meta);
+    vectors.forEach((v, d) => first.set(d, doc(v)));
+    first.finishIndexing();
+    const s = first.slots!;
+    const hashesOf = async () => Uint32Array.from({ length: s.count }, (_, i) => vectorHash(s.vector(i)));
+    await saveGraph(dir, 'e', id, (p) => first.graph!.save(p), s.docOf.slice(0, s.count), hashesOf, async () => true);
+    const reopen = async (changed: number) => {
+      const st = new EmbedderState('e', meta);
+      const restore = st.restoreFrom((await loadSavedGraph(dir, 'e', id))!, 8);
+      const later: number[] = [];
+      vectors.forEach((v, d) => {
+        const r = doc(d < changed ? point() : v);
+        if (!restore.place(d, r)) later.push(d), st.set(d, r);
+      });
+      restore.finish();
+      return { st, later };
+    };
+    const few = await reopen(1000);
+    expect(few.later).toHaveLength(1000);
+    expect(few.st.restoredVectors).toBe(4000);
+    expect(few.st.graph!.size).toBe(5000);
+    expect(few.st.slots!.count).toBe(6000);
+    const most = await reopen(3000);
+    expect(most.st.restoredVectors).toBe(0);
+    expect(most.st.graph).toBeNull();
+    // Packed as a load without a saved graph: no killed slot for a new graph to link.
+    expect(most.st.slots!.count).toBe(5000);
+    expect(most.st.slots!.live).toBe(5000);
+    expect([...most.st.docs.values()].flatMap((e) => e.slots).sort((a, b) => a - b)).toEqual(Array.from({ length: 5000 }, (_, i) => i));
   });
 });

@@ -178,13 +178,18 @@ export class EmbedderState {
       finish: () => {
         // Mostly replaced since it was saved: linking the new vectors into it would cost
         // about what a new graph does, and leave the graph mostly tombstones.
-        if (placed * 2 < savedLive || slots !== this.slots) return;
-        try {
-          this.graph = AnnGraph.load(slots, saved.graphPath, saved.docOf.length);
-          this.restoredVectors = placed;
-        } catch {
-          this.graph = null;
+        if (placed * 2 >= savedLive && slots === this.slots) {
+          try {
+            this.graph = AnnGraph.load(slots, saved.graphPath, saved.docOf.length);
+            this.restoredVectors = placed;
+            return;
+          } catch {
+            this.graph = null;
+          }
         }
+        // Not used: the slots are packed as a load without a saved graph lays them, rather
+        // than a new graph linking the saved layout's killed slots (blank vectors) as waypoints.
+        this.compact();
       },
     };
   }
