@@ -31,26 +31,32 @@ const MISSING_PARTIAL = MISSING_RANK - 1;
  */
 function partialSortCosts(ctx: RankingContext, docs: Uint32Array, need: number, rank: Int32Array): PartialCosts | null {
   if (docs.length < PARTIAL_SORT_DOCS || need * 8 > docs.length) return null;
-  const costs = mapCosts(ctx, docs, (d) => (d < rank.length ? rank[d]! : MISSING_RANK));
+  const costs = mapCosts(ctx, docs, (d) => rankAt(rank, d));
   let max = 0;
   for (let i = 0; i < costs.length; i++) if (costs[i]! !== MISSING_RANK && costs[i]! > max) max = costs[i]!;
   let shift = 0;
   while (max >>> shift >= BINS) shift++;
   const bins = new Uint32Array(BINS);
   for (let i = 0; i < costs.length; i++) if (costs[i]! !== MISSING_RANK) bins[costs[i]! >>> shift]!++;
+  // `known`: the documents in bins up to `last`, the first bins that hold `need`.
   let last = 0;
-  for (let seen = 0; last < BINS; last++) if ((seen += bins[last]!) >= need) break;
-  if (last === BINS) return null; // the page reaches the documents without the field
   let known = 0;
-  for (let i = 0; i < costs.length; i++) {
-    if (costs[i]! !== MISSING_RANK && costs[i]! >>> shift <= last) known++;
-    else costs[i] = PENDING;
-  }
-  if (known * 2 > docs.length) return null;
+  for (; last < BINS; last++) if ((known += bins[last]!) >= need) break;
+  // The page reaches the documents without the field, or the costed bins would be most of the bucket.
+  if (last === BINS || known * 2 > docs.length) return null;
+  for (let i = 0; i < costs.length; i++) if (costs[i]! === MISSING_RANK || costs[i]! >>> shift > last) costs[i] = PENDING;
   return {
     costs,
-    rest: (pending) => mapCosts(ctx, pending, (d) => (d < rank.length && rank[d]! !== MISSING_RANK ? rank[d]! : MISSING_PARTIAL)),
+    rest: (pending) =>
+      mapCosts(ctx, pending, (d) => {
+        const r = rankAt(rank, d);
+        return r === MISSING_RANK ? MISSING_PARTIAL : r;
+      }),
   };
+}
+
+function rankAt(rank: Int32Array, d: number): number {
+  return d < rank.length ? rank[d]! : MISSING_RANK;
 }
 
 /**
@@ -66,8 +72,8 @@ export function sortRule(field: string, ascending: boolean, columnOf?: () => Sor
     isSort: true,
     usesMatches: false,
     costs(ctx, docs) {
-      const col = column(ctx.state);
-      return mapCosts(ctx, docs, (d) => (d < col.rank.length ? col.rank[d]! : MISSING_RANK));
+      const rank = column(ctx.state).rank;
+      return mapCosts(ctx, docs, (d) => rankAt(rank, d));
     },
     partialCosts(ctx, docs, need) {
       return partialSortCosts(ctx, docs, need, column(ctx.state).rank);
