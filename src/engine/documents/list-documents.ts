@@ -4,6 +4,7 @@
 
 import type { Engine } from '../engine.js';
 import { engineFilterOptions } from '../search/answer-query.js';
+import { sortedUnique } from '../facets/bitmap.js';
 import { checkSortable, everyDocid, filterDocids, parseSort, rejoinGeoPoints, sortedDocids, sortValuesOf } from '../facets/index.js';
 import type { WireScore } from '../search/federation.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
@@ -81,13 +82,6 @@ export async function listDocuments(
   const page: DocumentsPage = { results: await present(results), offset, limit, total: every ? h.meta.docCount : total };
   if (opts.withSortValues) page.sortValues = results.map(() => []);
   return page;
-}
-
-function sortedUnique(docids: readonly number[]): Uint32Array {
-  const sorted = Uint32Array.from(docids).sort();
-  let n = 0;
-  for (let i = 0; i < sorted.length; i++) if (n === 0 || sorted[i] !== sorted[n - 1]) sorted[n++] = sorted[i]!;
-  return sorted.subarray(0, n);
 }
 
 /** Docids in both ascending lists. */
