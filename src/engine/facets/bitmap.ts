@@ -210,6 +210,14 @@ export function lowerBound(arr: ArrayLike<number>, v: number, from = 0, to = arr
   return lo;
 }
 
+/** `values` sorted ascending, each once (-0 as 0), in place: the result is a view of `values`. */
+export function sortedUniqueNumbers(values: Float64Array): Float64Array {
+  values.sort();
+  let n = 0;
+  for (let i = 0; i < values.length; i++) if (n === 0 || values[i] !== values[n - 1]) values[n++] = values[i]! + 0; // + 0: no -0
+  return values.subarray(0, n);
+}
+
 export function sortedUnique(values: number[]): Uint32Array {
   const arr = Uint32Array.from(values).sort();
   let n = 0;

@@ -1,6 +1,6 @@
 import type { KvReader } from '../../store/kv.js';
 import { prefixEnd } from '../../store/keys.js';
-import { Bitmap, EMPTY, lowerBound } from './bitmap.js';
+import { Bitmap, EMPTY, lowerBound, sortedUniqueNumbers } from './bitmap.js';
 import { CHUNK_BITS, chunkSlice, chunksOfPosting, decodeDocids, Reader, Writer, type FacetKeys } from './codec.js';
 import type { FacetConfig } from './extract.js';
 import { FieldFacets, type StringValue } from './field-facets.js';
@@ -113,10 +113,8 @@ function loadNumbers(f: FieldFacets, records: ChunkRecord[]): void {
     }
     f.numberChunks.set(chunk, values.subarray(first, j));
   }
-  const sorted = values.slice().sort();
-  let distinct = 0;
-  for (let i = 0; i < sorted.length; i++) if (i === 0 || sorted[i] !== sorted[distinct - 1]) sorted[distinct++] = sorted[i]! + 0; // + 0: no -0 key
-  const keys = sorted.slice(0, distinct);
+  const keys = sortedUniqueNumbers(values.slice()).slice(); // kept as the field's sorted keys: not a view of every pair
+  const distinct = keys.length;
   const ranks = new Uint32Array(pairs);
   const offsets = new Uint32Array(distinct + 1);
   for (let i = 0; i < pairs; i++) offsets[(ranks[i] = lowerBound(keys, values[i]!)) + 1] += lengths[i]!;

@@ -5,7 +5,7 @@
 import { isPathOrChild } from '../fulltext/field-table.js';
 import type { FieldValue } from '../fulltext/doc-record.js';
 import { MISSING_RANK, type SortColumn } from '../fulltext/field-values.js';
-import { lowerBound } from './bitmap.js';
+import { lowerBound, sortedUniqueNumbers } from './bitmap.js';
 import { MAX_FACET_BYTES } from './extract.js';
 import type { FacetState } from './facet-state.js';
 import type { FieldFacets } from './field-facets.js';
@@ -93,10 +93,7 @@ function unionOfNumbers(fields: readonly FieldFacets[]): Float64Array {
     all.set(f.numberKeys(), at);
     at += f.numberKeys().length;
   }
-  all.sort();
-  let n = 0;
-  for (let i = 0; i < all.length; i++) if (n === 0 || all[i] !== all[n - 1]) all[n++] = all[i]!;
-  return all.subarray(0, n);
+  return sortedUniqueNumbers(all);
 }
 
 /** How `d` spelled the normalized string `key`; undefined when it used several spellings (its record tells which comes first). */
