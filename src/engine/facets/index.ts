@@ -35,16 +35,19 @@ export { parseFilter, type FilterParseOptions } from '../filter/filter-tree.js';
 /** The name the facet structures have among an index's search parts. */
 export const FACETS_PART = 'facets';
 
+function facetPart(h: IndexHandle): FacetIndex | undefined {
+  return h.search instanceof CompositeIndex ? h.search.part<FacetIndex>(FACETS_PART) : undefined;
+}
+
 export function facetStateOf(h: IndexHandle): FacetState {
-  const part = h.search instanceof CompositeIndex ? h.search.part<FacetIndex>(FACETS_PART) : undefined;
+  const part = facetPart(h);
   if (!part) throw new Error(`index \`${h.uid}\` keeps no facet structures`);
   return part.state;
 }
 
 /** Every document's docid, ascending; null when the index keeps no facet structures. */
 export function everyDocid(h: IndexHandle): Uint32Array | null {
-  const part = h.search instanceof CompositeIndex ? h.search.part<FacetIndex>(FACETS_PART) : undefined;
-  return part ? part.state.all : null;
+  return facetPart(h)?.state.all ?? null;
 }
 
 /**
