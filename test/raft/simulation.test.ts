@@ -58,6 +58,7 @@ describe('raft simulation', () => {
     expect(sum('confChanges')).toBeGreaterThan(totals.length);
     expect(sum('acked')).toBeGreaterThan(totals.length * 20);
     expect(sum('readsServed')).toBeGreaterThan(totals.length * 20);
+    expect(sum('leaseReadsServed')).toBeGreaterThan(totals.length * 5);
     expect(Math.max(...totals.map((t) => t.maxTerm))).toBeGreaterThan(5);
   });
 });

@@ -54,6 +54,14 @@ export interface RaftConfig {
    * of the leader's commit index. Default 1,000.
    */
   learnerCatchUpSlack?: number;
+  /**
+   * Milliseconds of a follower read lease (0 = none; see lease.ts): while it holds one, a
+   * follower may serve reads from its own log without asking the leader. Every node of a
+   * cluster must use the same value. Default 0.
+   */
+  followerLeaseMs?: number;
+  /** A monotonic clock in milliseconds, for leases only. Default `performance.now`. */
+  clock?: () => number;
 }
 
 export type ResolvedConfig = Required<Omit<RaftConfig, 'applied'>> & { applied: number | undefined };
@@ -75,6 +83,8 @@ export function resolveConfig(c: RaftConfig): ResolvedConfig {
     snapshotThreshold: c.snapshotThreshold ?? 10_000,
     compactionMargin: c.compactionMargin ?? 1_000,
     learnerCatchUpSlack: c.learnerCatchUpSlack ?? 1_000,
+    followerLeaseMs: c.followerLeaseMs ?? 0,
+    clock: c.clock ?? (() => performance.now()),
   };
   const problem = validate(r);
   if (problem) throw new Error(`invalid raft config: ${problem}`);
@@ -94,6 +104,7 @@ function validate(c: ResolvedConfig): string | undefined {
   if (c.snapshotThreshold <= 0) return 'snapshotThreshold must be positive';
   if (c.compactionMargin < 0) return 'compactionMargin must not be negative';
   if (c.learnerCatchUpSlack < 0) return 'learnerCatchUpSlack must not be negative';
+  if (!(c.followerLeaseMs >= 0)) return 'followerLeaseMs must not be negative';
   if (c.applied !== undefined && (!Number.isInteger(c.applied) || c.applied < 0)) {
     return 'applied must be a non-negative integer';
   }

@@ -69,6 +69,10 @@ export class Progress {
   recentActive = false;
   /** In probe state: one append is outstanding; wait before sending another. */
   probeSent = false;
+  /** The tag of the follower's latest heartbeat reply in this term (0: none), which a lease may name. */
+  leaseSeq = 0;
+  /** Leader's clock: until then the follower may hold a read lease this leader granted (see lease.ts). */
+  leaseUntil = -Infinity;
   isLearner: boolean;
   readonly inflights: Inflights;
 

@@ -5,6 +5,7 @@
 import { RaftInvariantError } from './errors.js';
 import type { Progress } from './progress.js';
 import type { Raft } from './raft.js';
+import { grantLease, leaseCommitBound, leaseMayHoldCommit } from './lease.js';
 import { answerRead } from './read-only.js';
 import { NONE, type Message, type NodeId } from './types.js';
 
@@ -62,14 +63,14 @@ function bcastHeartbeat(r: Raft, ctx = r.readOnly.pendingId()): void {
     if (id === r.id) continue;
     // Never tell a follower to commit past what it is known to hold.
     const commit = Math.min(pr.match, r.log.committed);
-    r.send({ type: 'heartbeat', from: r.id, to: id, term: r.term, commit, ctx });
+    r.send({ type: 'heartbeat', from: r.id, to: id, term: r.term, commit, ctx, lease: grantLease(r, id, pr) });
   }
 }
 
 export function maybeCommit(r: Raft): boolean {
   // Only an entry of the current term commits by counting replicas (figure 8);
   // earlier ones follow it.
-  if (!r.log.maybeCommit(r.tracker.committed(), r.term)) return false;
+  if (!r.log.maybeCommit(Math.min(r.tracker.committed(), leaseCommitBound(r)), r.term)) return false;
   for (const req of r.readOnly.takeWaiting()) leaderReadIndex(r, req.from, req.ctx);
   return true;
 }
@@ -124,6 +125,8 @@ export function tickHeartbeat(r: Raft): void {
     r.heartbeatElapsed = 0;
     bcastHeartbeat(r);
   }
+  // A lease that ended (a follower gone silent) may have been all that held the commit index.
+  if (leaseMayHoldCommit(r) && maybeCommit(r)) bcastAppend(r);
 }
 
 export function stepLeader(r: Raft, m: Message): void {
@@ -164,6 +167,7 @@ export function stepLeader(r: Raft, m: Message): void {
     case 'heartbeatResp':
       pr.recentActive = true;
       pr.probeSent = false;
+      if (m.seq > 0) pr.leaseSeq = m.seq;
       if (m.ctx > 0) {
         for (const round of r.readOnly.ack(r.id, m.from, m.ctx, r.tracker.voters)) {
           for (const req of round.requests) answerRead(r, req, round.index);

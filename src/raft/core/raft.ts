@@ -11,6 +11,7 @@
 import { applyConfChange, decodeConfChange } from './conf-change.js';
 import type { ResolvedConfig } from './config.js';
 import { RaftInvariantError } from './errors.js';
+import { FollowerLease } from './lease.js';
 import { RaftLog } from './raft-log.js';
 import { bcastAppend, leaderReadIndex, maybeCommit, maybeSendAppend, sendTimeoutNow, stepLeader, tickHeartbeat } from './raft-leader.js';
 import { ReadOnly, type ReadState } from './read-only.js';
@@ -67,12 +68,17 @@ export class Raft {
   electionElapsed = 0;
   heartbeatElapsed = 0;
   randomizedElectionTimeout = 0;
+  /** As a follower: the read lease its leader granted, if any (lease.ts). */
+  readonly lease: FollowerLease;
+  /** As a leader: when it took office (clock), for the leases its predecessor may have granted. */
+  leaderSince = -Infinity;
 
   constructor(cfg: ResolvedConfig) {
     this.id = cfg.id;
     this.cfg = cfg;
     this.log = new RaftLog(cfg.storage, cfg.maxCommittedSizePerReady);
     this.tracker = new ProgressTracker(cfg.maxInflightMsgs);
+    this.lease = new FollowerLease(cfg.rand);
     const { hardState, confState } = cfg.storage.initialState();
     this.tracker.setConfState(confState, this.log.lastIndex() + 1);
     if (!isEmptyHardState(hardState)) this.loadState(hardState);
@@ -133,6 +139,7 @@ export class Raft {
     this.pendingConfIndex = 0;
     this.uncommittedSize = 0;
     this.readOnly.reset();
+    this.lease.clear();
   }
 
   becomeFollower(term: number, lead: NodeId): void {
@@ -161,6 +168,7 @@ export class Raft {
     this.reset(this.term);
     this.lead = this.id;
     this.role = 'leader';
+    this.leaderSince = this.cfg.clock();
     this.tracker.progress.get(this.id)?.becomeReplicate();
     // The no-op lets entries of earlier terms commit (they never do by count).
     this.appendEntries([{ type: 'normal', data: new Uint8Array(0) }]);
@@ -325,6 +333,15 @@ export class Raft {
   readIndex(ctx: number): void {
     if (this.role === 'leader') leaderReadIndex(this, this.id, ctx);
     else if (this.role === 'follower' && this.lead !== NONE) this.send({ type: 'readIndex', from: this.id, to: this.lead, term: this.term, ctx });
+  }
+
+  /**
+   * A follower holding a read lease (lease.ts): once it has applied up to the returned
+   * index, it may serve a read that begins now. Null without a lease: use readIndex.
+   */
+  leaseRead(): { index: number; term: number } | null {
+    if (this.role !== 'follower' || this.lead === NONE || !this.lease.holds(this.cfg.clock())) return null;
+    return { index: this.log.lastIndex(), term: this.term };
   }
 
   // ---- appending ---------------------------------------------------------

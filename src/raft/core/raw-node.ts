@@ -196,6 +196,15 @@ export class RawNode {
   }
 
   /**
+   * With a follower read lease (lease.ts): the index to apply up to before serving a read
+   * that begins now, without asking anyone, and the term it holds for (should the term change
+   * first, ask for a read index instead). Null without a lease.
+   */
+  leaseRead(): { index: number; term: number } | null {
+    return this.raft.leaseRead();
+  }
+
+  /**
    * Takes out, ahead of the next Ready, what depends on nothing being persisted: heartbeats
    * and their answers, read index requests and answers, and read states. The driver sends them
    * while it is still writing the previous Ready, so that a slow disk delays neither the
@@ -288,6 +297,11 @@ export class RawNode {
     } else if (rd.snapshot && rd.snapshot.meta.index > r.log.applied) {
       r.log.appliedTo(rd.snapshot.meta.index);
     }
+  }
+
+  /** The current term (cheaper than `status()`). */
+  term(): number {
+    return this.raft.term;
   }
 
   /** The commit index (cheaper than `status()`). */

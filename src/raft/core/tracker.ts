@@ -12,6 +12,11 @@ export class ProgressTracker {
   readonly progress = new Map<NodeId, Progress>();
   private votes = new Map<NodeId, boolean>();
   readonly maxInflight: number;
+  /**
+   * Read leases of members removed from the configuration, which may still serve reads until
+   * `until` (leader's clock) from what they held, `match`: commits wait for them (lease.ts).
+   */
+  departedLeases: { until: number; match: number }[] = [];
 
   constructor(maxInflight: number) {
     this.maxInflight = maxInflight;
@@ -46,8 +51,10 @@ export class ProgressTracker {
   setConfState(cs: ConfState, nextIndex: number): void {
     this.voters = new Set(cs.voters);
     this.learners = new Set(cs.learners);
-    for (const id of [...this.progress.keys()]) {
-      if (!this.isMember(id)) this.progress.delete(id);
+    for (const [id, pr] of [...this.progress]) {
+      if (this.isMember(id)) continue;
+      if (pr.leaseUntil > -Infinity) this.departedLeases.push({ until: pr.leaseUntil, match: pr.match });
+      this.progress.delete(id);
     }
     for (const id of [...cs.voters, ...cs.learners]) {
       const existing = this.progress.get(id);
@@ -70,6 +77,7 @@ export class ProgressTracker {
    * probe state at `next`; `self` is known to hold `selfMatch`.
    */
   resetProgress(next: number, self: NodeId, selfMatch: number): void {
+    this.departedLeases = [];
     for (const [id, old] of this.progress) {
       const pr = new Progress(next, this.maxInflight, old.isLearner);
       if (id === self) pr.match = selfMatch;
@@ -77,7 +85,7 @@ export class ProgressTracker {
     }
   }
 
-  /** The largest index held by a majority of voters (by match); 0 without voters. */
+  /** The largest index held by a majority of voters (by match); 0 without voters. Leases may hold commits lower (lease.ts). */
   committed(): number {
     const n = this.voters.size;
     if (n === 0) return 0;

@@ -138,11 +138,15 @@ export interface HeartbeatMessage extends MessageBase {
   commit: number;
   /** The newest read round awaiting confirmation (0: none); echoed by the reply. */
   ctx: number;
+  /** A read lease granted from the follower's reply tagged `lease` (0: none; see lease.ts). */
+  lease: number;
 }
 
 export interface HeartbeatRespMessage extends MessageBase {
   type: 'heartbeatResp';
   ctx: number;
+  /** This reply's tag, which a lease the leader grants on it names (0: the follower takes no leases). */
+  seq: number;
 }
 
 /** A follower asks the leader for a read index on behalf of its read `ctx` (see read-only.ts). */

@@ -75,9 +75,9 @@ export function toPb(m: Message): RaftMessage {
         },
       };
     case 'heartbeat':
-      return { ...base, body: { $case: 'heartbeat', value: { term: m.term, commit: m.commit, context: ctxToPb(m.ctx) } } };
+      return { ...base, body: { $case: 'heartbeat', value: { term: m.term, commit: m.commit, context: ctxToPb(m.ctx), lease: m.lease } } };
     case 'heartbeatResp':
-      return { ...base, body: { $case: 'heartbeatResponse', value: { term: m.term, context: ctxToPb(m.ctx) } } };
+      return { ...base, body: { $case: 'heartbeatResponse', value: { term: m.term, context: ctxToPb(m.ctx), seq: m.seq } } };
     case 'readIndex':
       return { ...base, body: { $case: 'readIndex', value: { term: m.term, context: ctxToPb(m.ctx) } } };
     case 'readIndexResp':
@@ -131,9 +131,9 @@ export function fromPb(p: RaftMessage): Message | null {
         hintTerm: b.value.rejectHintTerm,
       };
     case 'heartbeat':
-      return { ...base, type: 'heartbeat', term: b.value.term, commit: b.value.commit, ctx: ctxFromPb(b.value.context) };
+      return { ...base, type: 'heartbeat', term: b.value.term, commit: b.value.commit, ctx: ctxFromPb(b.value.context), lease: b.value.lease };
     case 'heartbeatResponse':
-      return { ...base, type: 'heartbeatResp', term: b.value.term, ctx: ctxFromPb(b.value.context) };
+      return { ...base, type: 'heartbeatResp', term: b.value.term, ctx: ctxFromPb(b.value.context), seq: b.value.seq };
     case 'readIndex':
       return { ...base, type: 'readIndex', term: b.value.term, ctx: ctxFromPb(b.value.context) };
     case 'readIndexResponse':

@@ -29,6 +29,7 @@ export function randomRaftOptions(rand: Rand): SimRaftOptions {
     snapshotThreshold: randInt(rand, 5, 40),
     compactionMargin: randInt(rand, 0, 6),
     learnerCatchUpSlack: randInt(rand, 0, 10),
+    followerLeaseMs: rand() < 0.75 ? randInt(rand, 15, 90) : 0,
   };
 }
 

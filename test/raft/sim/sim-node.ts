@@ -56,7 +56,13 @@ export class SimNode {
   private readonly opts: SimRaftOptions;
   private readonly seed: number;
 
-  constructor(id: NodeId, opts: SimRaftOptions, seed: number) {
+  constructor(
+    id: NodeId,
+    opts: SimRaftOptions,
+    seed: number,
+    /** This node's own clock (virtual, drifting as its ticks do), for read leases. */
+    private readonly clock: () => number,
+  ) {
     this.id = id;
     this.opts = opts;
     this.seed = seed;
@@ -74,6 +80,7 @@ export class SimNode {
       storage: this.storage,
       applied: this.appliedIndex,
       rand: mulberry32(this.seed * 7919 + this.incarnation),
+      clock: this.clock,
       ...this.opts,
     });
     if (bootstrapVoters) this.rn.bootstrap(bootstrapVoters);

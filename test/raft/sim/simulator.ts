@@ -3,8 +3,9 @@
 // too), crashes that lose unpersisted writes, restarts, client proposals,
 // leadership transfers and membership changes. Every step runs the safety
 // checks; at the end the network heals and the cluster must converge.
-// Clients also read through any node with a read index: a read must reflect
-// every value that any node had applied before the read began.
+// Clients also read through any node, with a read index or, on a follower that
+// holds a read lease, from its own log: a read must reflect every value that any
+// node had applied before the read began.
 
 import { ProposalError, mulberry32, randInt, type Message, type NodeId, type Rand, type Ready } from '../../../src/raft/core/index.js';
 import { Checker } from './checker.js';
@@ -36,6 +37,8 @@ export interface SimStats {
   convergedAfterTicks: number;
   /** Reads that got a read index and were answered (the others were dropped without a leader). */
   readsServed: number;
+  /** Of those, reads a follower answered under its read lease. */
+  leaseReadsServed: number;
 }
 
 type Event =
@@ -65,10 +68,10 @@ export class Simulation {
   readonly nodes = new Map<NodeId, SimNode>();
   readonly raftOpts: SimRaftOptions;
   readonly stats: SimStats = {
-    events: 0, proposals: 0, acked: 0, maxTerm: 0, crashes: 0, snapshotsSent: 0, confChanges: 0, convergedAfterTicks: -1, readsServed: 0,
+    events: 0, proposals: 0, acked: 0, maxTerm: 0, crashes: 0, snapshotsSent: 0, confChanges: 0, convergedAfterTicks: -1, readsServed: 0, leaseReadsServed: 0,
   };
   /** Reads in flight by context: the node asked, its incarnation, values it must reflect, its read index once known. */
-  private readonly reads = new Map<number, { node: NodeId; inc: number; need: number; index?: number }>();
+  private readonly reads = new Map<number, { node: NodeId; inc: number; need: number; index?: number; leased?: boolean }>();
   private nextReadCtx = 1;
   readonly traceLines: string[] = [];
   now = 0;
@@ -112,10 +115,11 @@ export class Simulation {
   }
 
   addNode(id: NodeId): SimNode {
-    const node = new SimNode(id, this.raftOpts, this.opts.seed * 131 + this.nodes.size);
+    // Clocks drift by up to ±10%: ticks come every 9 to 11 ms, and the node's clock runs as they do.
+    const tickEvery = TICK_MS * (0.9 + 0.2 * this.rand());
+    const node = new SimNode(id, this.raftOpts, this.opts.seed * 131 + this.nodes.size, () => (this.now * TICK_MS) / tickEvery);
     this.nodes.set(id, node);
-    // Clocks drift by up to ±10%.
-    this.drift.set(id, TICK_MS * (0.9 + 0.2 * this.rand()));
+    this.drift.set(id, tickEvery);
     return node;
   }
 
@@ -405,11 +409,19 @@ export class Simulation {
     let need = 0;
     for (const n of this.nodes.values()) need = Math.max(need, n.values.length);
     const ctx = this.nextReadCtx++;
+    this.schedule(300, { kind: 'readExpires', ctx });
+    const lease = node.rn!.leaseRead();
+    if (lease !== null) {
+      // Whatever happens to the term meanwhile, applying up to the lease's index is enough.
+      this.reads.set(ctx, { node: node.id, inc: node.incarnation, need, index: lease.index, leased: true });
+      this.trace(`client reads through ${node.id} under its lease (ctx ${ctx}, index ${lease.index}, needs ${need} values)`);
+      this.answerReads(node, { readStates: [] });
+      return;
+    }
     this.reads.set(ctx, { node: node.id, inc: node.incarnation, need });
     this.trace(`client reads through ${node.id} (ctx ${ctx}, needs ${need} values)`);
     node.rn!.readIndex(ctx);
     this.touched(node);
-    this.schedule(300, { kind: 'readExpires', ctx });
   }
 
   /** Takes the node's new read indexes, then serves every read of it that it has applied far enough for. */
@@ -428,9 +440,10 @@ export class Simulation {
       if (node.appliedIndex < read.index) continue;
       this.reads.delete(ctx);
       this.stats.readsServed++;
+      if (read.leased) this.stats.leaseReadsServed++;
       if (node.values.length < read.need) {
         this.checker.fail(
-          `stale read on ${node.id} (ctx ${ctx}): read index ${read.index}, ${node.values.length} values applied, but ${read.need} were applied somewhere before the read began`,
+          `stale read on ${node.id} (ctx ${ctx}${read.leased ? ', under a lease' : ''}): read index ${read.index}, ${node.values.length} values applied, but ${read.need} were applied somewhere before the read began`,
         );
       }
     }
