@@ -39,6 +39,8 @@ export interface Options {
   readConsistency: 'consistent' | 'stale';
   /** How long a consistent read may wait before failing with `consistent_read_timeout`. */
   readTimeoutMs: number;
+  /** A follower's read lease (0: none): while it holds one, its consistent reads skip the leader. */
+  readLeaseMs: number;
   /** The balancer's health check fails beyond this many log entries behind the leader... */
   healthMaxLagEntries: number;
   /** ...or this many milliseconds behind it. */
@@ -126,6 +128,11 @@ export const FLAGS: FlagDef[] = [
     default: 'consistent',
   },
   { name: 'read-timeout', help: 'How long a consistent read waits before failing with consistent_read_timeout, e.g. "5s"', default: '5s' },
+  {
+    name: 'read-lease',
+    help: 'A follower read lease: while the leader renews it, a follower answers consistent reads from its own log without asking the leader; "0" turns leases off. The same on every node',
+    default: '600ms',
+  },
   { name: 'health-max-lag-entries', help: 'GET /cluster/health fails while the node is more log entries than this behind the leader', default: '1000' },
   { name: 'health-max-lag', help: 'GET /cluster/health fails while the node is this long behind the leader, e.g. "3s"', default: '3s' },
   { name: 'task-queue-limit', help: 'Tasks kept before the oldest finished tenth is deleted automatically', default: '1000000' },
@@ -360,6 +367,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     writeTimeoutMs: parseDuration('write-timeout', get('write-timeout')!),
     readConsistency,
     readTimeoutMs: parseDuration('read-timeout', get('read-timeout')!),
+    readLeaseMs: /^\s*0+(\.0*)?\s*(ms|s|m)?\s*$/.test(get('read-lease')!) ? 0 : parseDuration('read-lease', get('read-lease')!),
     healthMaxLagEntries: Number(lagEntriesText),
     healthMaxLagMs: parseDuration('health-max-lag', get('health-max-lag')!),
     taskQueueLimit: Number(queueLimitText),

@@ -87,7 +87,11 @@ export class Metrics {
   readonly snapshotsInstalled = this.counter('raft_snapshots_installed_total', 'Snapshots from the leader installed on this node', []);
 
   // Consistent reads and lag.
-  readonly readWaits = this.counter('read_barrier_waits_total', 'Reads that waited to reflect every write the cluster reported done, by outcome (ok, timeout)', ['outcome']);
+  readonly readWaits = this.counter(
+    'read_barrier_waits_total',
+    'Reads that waited to reflect every write the cluster reported done, by outcome (ok, timeout) and by what they waited for (lease: a follower\'s own log under its read lease; read_index: the leader\'s commit index)',
+    ['outcome', 'via'],
+  );
   readonly readWaitDuration = this.histogram('read_barrier_wait_seconds', 'Time a read waited to reflect every write the cluster reported done', [], LATENCY_BUCKETS);
   readonly replicaLagEntries = this.gauge('replica_lag_entries', 'Log entries between the leader\'s commit index and what this node reflects', []);
   readonly replicaLagSeconds = this.gauge('replica_lag_seconds', 'How long the oldest entry or finished batch this node has yet to reflect has been waiting here', []);
@@ -109,7 +113,7 @@ export class Metrics {
   constructor(nodeId: string) {
     this.nodeInfo.set({ node_id: nodeId, version: VERSION.pkgVersion }, 1);
     for (const result of ['ok', 'failed']) this.snapshotsSent.inc({ result }, 0);
-    for (const outcome of ['ok', 'timeout']) this.readWaits.inc({ outcome }, 0);
+    for (const outcome of ['ok', 'timeout']) for (const via of ['lease', 'read_index']) this.readWaits.inc({ outcome, via }, 0);
     processMetrics();
   }
 
@@ -155,8 +159,8 @@ export class Metrics {
   }
 
   /** One read that waited to be consistent. */
-  observeReadWait(outcome: 'ok' | 'timeout', seconds: number): void {
-    this.readWaits.inc({ outcome });
+  observeReadWait(outcome: 'ok' | 'timeout', seconds: number, via: 'lease' | 'read_index'): void {
+    this.readWaits.inc({ outcome, via });
     this.readWaitDuration.observe(seconds);
   }
 

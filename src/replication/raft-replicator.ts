@@ -178,6 +178,7 @@ export class RaftReplicator implements Replicator {
       applied: Math.max(meta.index, this.logStore.memory.snapshotMeta().index),
       electionTick: 10,
       heartbeatTick: 1,
+      followerLeaseMs: options.readLeaseMs,
       snapshotThreshold: options.raftSnapshotThreshold,
       // Keep a margin of entries behind each snapshot for slightly late followers, but never
       // more than half the threshold, so that a small threshold really compacts.
@@ -390,6 +391,14 @@ export class RaftReplicator implements Replicator {
 
   readIndex(timeoutMs: number): Promise<number | null> {
     return this.reads ? this.reads.readIndex(timeoutMs) : Promise.resolve(null);
+  }
+
+  leaseRead(): { index: number; term: number } | null {
+    return this.reads ? this.driver.node.leaseRead() : null;
+  }
+
+  term(): number {
+    return this.driver.node.term();
   }
 
   alone(): boolean {

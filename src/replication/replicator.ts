@@ -68,6 +68,13 @@ export interface Replicator {
    * null when no leader answered within `timeoutMs`. Calls made together share one request.
    */
   readIndex(timeoutMs: number): Promise<number | null>;
+  /**
+   * With a follower read lease (raft/core/lease.ts): the index to apply up to before serving
+   * a read that begins now, and the term the lease is of; null without one (use readIndex).
+   */
+  leaseRead(): { index: number; term: number } | null;
+  /** The Raft term this node is in. */
+  term(): number;
   /** Whether this node is the only voter: it holds every committed entry, and its reads need no read index. */
   alone(): boolean;
   /** How far this node is behind the leader. */

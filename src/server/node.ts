@@ -199,7 +199,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   });
 
   const reads = new ConsistentReads(
-    { nodeId: options.nodeId, replicator, queue, observe: (outcome, seconds) => metrics.observeReadWait(outcome, seconds) },
+    { nodeId: options.nodeId, replicator, queue, observe: (outcome, seconds, via) => metrics.observeReadWait(outcome, seconds, via) },
     options.readConsistency,
     options.readTimeoutMs,
   );

@@ -35,6 +35,15 @@ describe('cluster flags', () => {
     expect(() => parse('--raft-addr', '127.0.0.1:7804', '--join', 'nowhere')).toThrow(/--join: expected host:port/);
   });
 
+  it('gives followers a 600 ms read lease unless told another length, or 0 for none', () => {
+    expect(parse().readLeaseMs).toBe(600);
+    expect(parse('--read-lease', '1.5s').readLeaseMs).toBe(1500);
+    expect(parse('--read-lease', '0').readLeaseMs).toBe(0);
+    expect(parse('--read-lease', '0ms').readLeaseMs).toBe(0);
+    expect(parseOptions([], { TRINE_READ_LEASE: '0' }).readLeaseMs).toBe(0);
+    expect(() => parse('--read-lease', 'short')).toThrow(/--read-lease: expected a duration/);
+  });
+
   it('wants a positive snapshot threshold', () => {
     expect(parse('--raft-snapshot-threshold', '20').raftSnapshotThreshold).toBe(20);
     expect(() => parse('--raft-snapshot-threshold', '0')).toThrow(/positive number of entries/);

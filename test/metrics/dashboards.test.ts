@@ -147,17 +147,20 @@ describe('exposition of a cluster node', () => {
   });
 
   it('shows every node\'s lag, whether it is ready for the balancer, and the reads that waited to be consistent', () => {
-    for (const text of scrapes) {
+    const leader = cluster.nodes.indexOf(cluster.leader());
+    scrapes.forEach((text, i) => {
       const s = parseExposition(text);
       const value = (name: string, labels: Record<string, string> = {}) =>
-        s.find((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v))?.value;
+        s.filter((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v)).reduce((sum, x) => sum + x.value, 0);
       expect(value('trine_replica_lag_entries')).toBe(0);
       expect(value('trine_replica_lag_seconds')).toBeGreaterThanOrEqual(0);
       expect(value('trine_node_ready')).toBe(1);
-      // Each node answered a search and polled tasks: each waited for a read index first.
+      // Each node answered a search and polled tasks: each made them consistent first.
       expect(value('trine_read_barrier_waits_total', { outcome: 'ok' })).toBeGreaterThan(0);
       expect(value('trine_read_barrier_waits_total', { outcome: 'timeout' })).toBe(0);
       expect(value('trine_read_barrier_wait_seconds_count')).toBe(value('trine_read_barrier_waits_total', { outcome: 'ok' }));
-    }
+      // Followers, their leases renewed every heartbeat, read from their own logs.
+      if (i !== leader) expect(value('trine_read_barrier_waits_total', { outcome: 'ok', via: 'lease' })).toBeGreaterThan(0);
+    });
   });
 });
