@@ -335,10 +335,20 @@ export class RaftReplicator implements Replicator {
       this.pending.settle(e.index, e.term, result);
       if (cmd.kind !== 'noop') this.d.onApplied(result);
     }
+    this.wantLeases();
     this.recheckWaits();
   }
 
+  /**
+   * A node with batches to process writes and indexes at once: were it leased, every commit
+   * would wait for its disk. It declines read leases meanwhile (its reads take the read index).
+   */
+  private wantLeases(): void {
+    this.driver.node.wantLeases(this.d.sm.queue.pending.length === 0);
+  }
+
   batchProcessed(): void {
+    this.wantLeases();
     this.recheckWaits();
     this.processing?.report();
   }

@@ -108,6 +108,30 @@ describe('follower read leases', () => {
     expect(c.node('n1').rn.committed()).toBeGreaterThanOrEqual(index);
   });
 
+  it('stops renewing a follower that declines leases, whose lease then runs out', () => {
+    const { c, clock } = leased();
+    c.node('n3').rn.wantLeases(false);
+    c.tick('n1', 2);
+    const lastGrant = clock.now;
+    expect(c.delivered.filter((m) => m.type === 'heartbeatResp' && m.from === 'n3').at(-1)).toMatchObject({ seq: 0 });
+    expect(c.delivered.filter((m) => m.type === 'heartbeat' && m.to === 'n3').at(-1)).toMatchObject({ lease: 0 });
+    for (let i = 0; i < 5; i++) {
+      clock.now += LEASE / 5;
+      c.tick('n1');
+    }
+    expect(c.node('n3').rn.leaseRead()).toBeNull();
+    expect(c.node('n2').rn.leaseRead()).not.toBeNull();
+    // Once the leader's view of n3's lease ended, commits no longer wait for n3.
+    clock.now = lastGrant + LEASE * 1.25 + 1;
+    c.drop((m) => m.to === 'n3');
+    const { index } = c.propose('n1', 'd');
+    expect(c.node('n1').rn.committed()).toBeGreaterThanOrEqual(index);
+    c.heal();
+    c.node('n3').rn.wantLeases(true);
+    c.tick('n1', 2);
+    expect(c.node('n3').rn.leaseRead()).not.toBeNull();
+  });
+
   it('ignores a grant naming a reply of an earlier incarnation', () => {
     const { c } = leased();
     const n3 = c.node('n3');

@@ -23,6 +23,9 @@
 //   fewer voters, and not while a membership change is pending.
 // - A member removed from the configuration may still hold a lease: commits wait for
 //   its lease to end (ProgressTracker.departedLeases).
+// - A follower may decline leases (RawNode.wantLeases): its replies then carry no tag, the
+//   leader stops renewing, and what it holds runs out. Holding the leader's commits back
+//   until a busy follower has written them would slow every write while it indexes.
 //
 // Clocks are read, never trusted across machines: each side times only its own
 // intervals. A follower whose thread stalled reads its clock when the read arrives

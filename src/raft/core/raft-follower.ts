@@ -95,7 +95,7 @@ function handleAppend(r: Raft, m: AppendMessage): void {
 
 function handleHeartbeat(r: Raft, m: HeartbeatMessage): void {
   r.log.commitTo(m.commit);
-  const leases = r.cfg.followerLeaseMs > 0 && r.role === 'follower';
+  const leases = r.cfg.followerLeaseMs > 0 && r.role === 'follower' && r.leaseWanted;
   if (leases && m.lease > 0) r.lease.granted(m.lease, r.cfg.followerLeaseMs);
   const seq = leases ? r.lease.tag(r.cfg.clock()) : 0;
   r.send({ type: 'heartbeatResp', from: r.id, to: m.from, term: r.term, ctx: m.ctx, seq });

@@ -167,7 +167,8 @@ export function stepLeader(r: Raft, m: Message): void {
     case 'heartbeatResp':
       pr.recentActive = true;
       pr.probeSent = false;
-      if (m.seq > 0) pr.leaseSeq = m.seq;
+      // A reply without a tag declines further leases (the one it may hold runs out as timed).
+      pr.leaseSeq = m.seq;
       if (m.ctx > 0) {
         for (const round of r.readOnly.ack(r.id, m.from, m.ctx, r.tracker.voters)) {
           for (const req of round.requests) answerRead(r, req, round.index);

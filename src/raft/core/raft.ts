@@ -70,6 +70,8 @@ export class Raft {
   randomizedElectionTimeout = 0;
   /** As a follower: the read lease its leader granted, if any (lease.ts). */
   readonly lease: FollowerLease;
+  /** As a follower: whether to take leases now (the application may decline them while busy). */
+  leaseWanted = true;
   /** As a leader: when it took office (clock), for the leases its predecessor may have granted. */
   leaderSince = -Infinity;
 

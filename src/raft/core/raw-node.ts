@@ -205,6 +205,16 @@ export class RawNode {
   }
 
   /**
+   * Whether this node takes read leases from now on (default true). A leased follower holds
+   * the leader's commits until it has the entries; one whose disk and thread are busy (with
+   * indexing, say) would slow every write, so it may decline them meanwhile: its heartbeat
+   * replies stop asking, and the lease it holds runs out.
+   */
+  wantLeases(wanted: boolean): void {
+    this.raft.leaseWanted = wanted;
+  }
+
+  /**
    * Takes out, ahead of the next Ready, what depends on nothing being persisted: heartbeats
    * and their answers, read index requests and answers, and read states. The driver sends them
    * while it is still writing the previous Ready, so that a slow disk delays neither the

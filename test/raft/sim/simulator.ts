@@ -164,6 +164,8 @@ export class Simulation {
       case 'tick': {
         const node = this.nodes.get(ev.node)!;
         if (!node.up || node.incarnation !== ev.inc) return;
+        // Now and then a node declines leases for a while (as a node busy indexing does).
+        if (this.rand() < 0.02) node.rn!.wantLeases(this.rand() < 0.7);
         node.rn!.tick();
         this.touched(node);
         this.heap.push({ ...ev, at: this.now + this.drift.get(node.id)!, seq: this.seq++ });
