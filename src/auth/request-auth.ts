@@ -105,8 +105,13 @@ export async function authenticate(keys: KeyStore, token: string, action: string
   };
 }
 
-/** The Fastify `onRequest` hook guarding every route; `/` and `/health` and CORS preflights stay open. */
-export function authHook(keys: KeyStore) {
+/**
+ * The Fastify `onRequest` hook guarding every route; `/` and `/health` and CORS preflights stay open.
+ * `catchUp` (in a cluster) makes this node reflect what the cluster acknowledged: a key created
+ * through another node moments ago may not have reached this one yet, so a token this node does
+ * not know is looked at again once it has caught up.
+ */
+export function authHook(keys: KeyStore, catchUp?: () => Promise<void>) {
   return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     if (req.method === 'OPTIONS') return;
     const url = req.routeOptions.url;
@@ -129,9 +134,30 @@ export function authHook(keys: KeyStore) {
       if (space < 0) throw invalidKey();
       token = header.slice(space + 1);
     }
-    grants.set(req, await authenticate(keys, token, action, index));
+    grants.set(req, await authenticateCaughtUp(keys, token, action, index, catchUp));
     tokens.set(req, token);
   };
+}
+
+async function authenticateCaughtUp(
+  keys: KeyStore,
+  token: string,
+  action: string | undefined,
+  index: string | undefined,
+  catchUp: (() => Promise<void>) | undefined,
+): Promise<Grant> {
+  try {
+    return await authenticate(keys, token, action, index);
+  } catch (e) {
+    if (catchUp === undefined || !(e instanceof ApiError) || e.code !== 'invalid_api_key') throw e;
+    try {
+      await catchUp();
+    } catch {
+      // Could not catch up (no leader within the read timeout): the refusal stands.
+      throw e;
+    }
+    return authenticate(keys, token, action, index);
+  }
 }
 
 /** What the request's token allows (everything on routes that were not guarded). */

@@ -129,8 +129,9 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   });
 
   // Every route but `/` and `/health` checks the bearer token against the action it declares,
-  // before its body is read.
-  app.addHook('onRequest', authHook(ctx.keys));
+  // before its body is read. A token this node does not know is looked at again once the node
+  // reflects what the cluster acknowledged (a key just created through another node).
+  app.addHook('onRequest', authHook(ctx.keys, () => ctx.reads.ready()));
 
   app.setErrorHandler((err: FastifyError | ApiError, req, reply) => {
     const api = err instanceof ApiError ? err : fromFastifyError(err, limit, req);

@@ -77,4 +77,38 @@ describe('cluster security', () => {
     const missing = await fetch(`${c.url(2)}/indexes/secure/documents/accepted`, { headers: { 'Trine-Read-Consistency': 'stale' } });
     expect(missing.status).toBe(404);
   });
+
+  it('accepts a key on every node as soon as one node answered its creation', async () => {
+    const master = 'a-master-key-of-sixteen-bytes-or-more';
+    const c = await TestCluster.start({ flags: ['--master-key', master] });
+    clusters.push(c);
+    // GET /cluster wants the master key; the balancer's check is public and says who leads.
+    let lead = -1;
+    for (const deadline = Date.now() + 30_000; lead < 0 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+      for (const i of [0, 1, 2]) {
+        const h = (await fetch(`${c.url(i)}/cluster/health`).then((r) => r.json()).catch(() => ({}))) as { role?: string; status?: string };
+        if (h.role === 'leader' && h.status === 'available') lead = i;
+      }
+    }
+    expect(lead).toBeGreaterThanOrEqual(0);
+    const followers = [0, 1, 2].filter((i) => i !== lead);
+    // Each follower applies the key a moment after the leader answered: before it looked again
+    // once caught up, about one use in ten straight after the creation was refused.
+    const statuses: number[] = [];
+    for (let k = 0; k < 40; k++) {
+      const created = await fetch(`${c.url(lead)}/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${master}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ actions: ['indexes.get'], indexes: ['*'], expiresAt: null }),
+      });
+      expect(created.status).toBe(201);
+      const { key } = (await created.json()) as { key: string };
+      statuses.push(...(await Promise.all(followers.map((f) => fetch(`${c.url(f)}/indexes`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status)))));
+    }
+    expect(statuses.filter((x) => x !== 200)).toEqual([]);
+    // A key no node knows is still refused, after the node caught up.
+    const wrong = await fetch(`${c.url(followers[0]!)}/indexes`, { headers: { authorization: 'Bearer not-a-key' } });
+    expect(wrong.status).toBe(403);
+    expect(await wrong.json()).toMatchObject({ code: 'invalid_api_key' });
+  });
 });
