@@ -85,6 +85,8 @@ export class KeyStore implements ConfigHandler {
   static readonly COMMAND = 'apiKeys';
   private entries = new Map<string, Entry>();
   private nextSeq = 0;
+  /** Bumped whenever a key may have gone (deleted, or the store reloaded): grants may need a second look. */
+  revocations = 0;
 
   constructor(readonly masterKey: string | null) {}
 
@@ -166,6 +168,7 @@ export class KeyStore implements ConfigHandler {
       case 'delete': {
         if (!this.entries.has(op.uid)) throw keyNotFound(op.ref);
         this.entries.delete(op.uid);
+        this.revocations++;
         wb.del(KEYS.key(op.uid));
         return null;
       }
@@ -193,6 +196,7 @@ export class KeyStore implements ConfigHandler {
     }
     this.entries = entries;
     this.nextSeq = seq;
+    this.revocations++;
   }
 
   private put(wb: WriteBatch, key: ApiKey): ApiKey {

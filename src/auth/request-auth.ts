@@ -136,7 +136,24 @@ export function authHook(keys: KeyStore, catchUp?: () => Promise<void>) {
     }
     grants.set(req, await authenticateCaughtUp(keys, token, action, index, catchUp));
     tokens.set(req, token);
+    checkedAt.set(req, keys.revocations);
   };
+}
+
+/** The key store's `revocations` when each request's token was checked. */
+const checkedAt = new WeakMap<FastifyRequest, number>();
+
+/**
+ * After a read caught up with the cluster: a key deleted through another node, which this node
+ * had not heard of when it checked the token, is refused now (403 `invalid_api_key`).
+ */
+export async function recheckRevoked(req: FastifyRequest, keys: KeyStore): Promise<void> {
+  const at = checkedAt.get(req);
+  if (at === undefined || at === keys.revocations) return;
+  const action = (req.routeOptions.config as { action?: string } | undefined)?.action;
+  const index = (req.params as Record<string, string> | undefined)?.['indexUid'];
+  grants.set(req, await authenticate(keys, tokens.get(req) ?? '', action, index));
+  checkedAt.set(req, keys.revocations);
 }
 
 async function authenticateCaughtUp(

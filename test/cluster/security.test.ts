@@ -78,7 +78,7 @@ describe('cluster security', () => {
     expect(missing.status).toBe(404);
   });
 
-  it('accepts a key on every node as soon as one node answered its creation', async () => {
+  it('accepts a key on every node as soon as one node answered its creation, and refuses it once one answered its deletion', async () => {
     const master = 'a-master-key-of-sixteen-bytes-or-more';
     const c = await TestCluster.start({ flags: ['--master-key', master] });
     clusters.push(c);
@@ -106,6 +106,22 @@ describe('cluster security', () => {
       statuses.push(...(await Promise.all(followers.map((f) => fetch(`${c.url(f)}/indexes`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status)))));
     }
     expect(statuses.filter((x) => x !== 200)).toEqual([]);
+    // And a key deleted through the leader is refused at once everywhere: the node that checked
+    // the token before catching up looks again (before, a follower could still let it read).
+    const afterDelete: number[] = [];
+    for (let k = 0; k < 40; k++) {
+      const created = await fetch(`${c.url(lead)}/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${master}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ actions: ['indexes.get'], indexes: ['*'], expiresAt: null }),
+      });
+      const { key, uid } = (await created.json()) as { key: string; uid: string };
+      await Promise.all(followers.map((f) => fetch(`${c.url(f)}/indexes`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.arrayBuffer())));
+      const deleted = await fetch(`${c.url(lead)}/keys/${uid}`, { method: 'DELETE', headers: { authorization: `Bearer ${master}` } });
+      expect(deleted.status).toBe(204);
+      afterDelete.push(...(await Promise.all(followers.map((f) => fetch(`${c.url(f)}/indexes`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status)))));
+    }
+    expect(afterDelete.filter((x) => x !== 403)).toEqual([]);
     // A key no node knows is still refused, after the node caught up.
     const wrong = await fetch(`${c.url(followers[0]!)}/indexes`, { headers: { authorization: 'Bearer not-a-key' } });
     expect(wrong.status).toBe(403);

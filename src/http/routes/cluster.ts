@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { recheckRevoked } from '../../auth/request-auth.js';
 import { ApiError } from '../../errors/api-error.js';
 import { isFinished } from '../../tasks/task.js';
 import type { AppContext } from '../context.js';
@@ -106,6 +107,7 @@ export function clusterRoutes(app: FastifyInstance, ctx: AppContext): void {
       throw new ApiError('invalid_header_value', `The \`Trine-Read-Consistency\` header must be \`consistent\` or \`stale\`, not \`${asked}\`.`);
     }
     await ctx.reads.ready(asked);
+    await recheckRevoked(req, ctx.keys);
   });
 
   app.addHook('preHandler', async (req) => {
