@@ -49,4 +49,34 @@ describe('Send request encoding', () => {
       expect(Buffer.compare(Buffer.from(SendRequest.encode(decoded).finish()), fast)).toBe(0);
     }
   });
+
+  it('writes a large request into a lent buffer, grown when too small, and a small one elsewhere', () => {
+    const r = rng(11);
+    const append = (size: number): SendRequest => ({
+      messages: [{ from: 'n1', to: 'n2', body: { $case: 'appendEntries', value: { term: 3, prevLogIndex: 9, prevLogTerm: 3, commit: 9, entries: [{ index: 10, term: 3, type: EntryType.ENTRY_TYPE_NORMAL, data: bytes(size, r) }] } } }],
+    });
+    const lend: { buf?: Buffer } = {};
+    const first = append(200_000);
+    const a = encodeSendRequest(first, lend);
+    expect(Buffer.compare(a, Buffer.from(SendRequest.encode(first).finish()))).toBe(0);
+    const lent = lend.buf!;
+    expect(a.buffer).toBe(lent.buffer);
+    // A smaller one reuses it; the bytes are its own, not the first one's.
+    const second = append(150_000);
+    const b = encodeSendRequest(second, lend);
+    expect(lend.buf).toBe(lent);
+    expect(b.buffer).toBe(lent.buffer);
+    expect(Buffer.compare(b, Buffer.from(SendRequest.encode(second).finish()))).toBe(0);
+    // A larger one gets a larger buffer, kept for the next.
+    const third = append(400_000);
+    const c = encodeSendRequest(third, lend);
+    expect(lend.buf!.length).toBeGreaterThanOrEqual(c.length);
+    expect(c.buffer).toBe(lend.buf!.buffer);
+    expect(Buffer.compare(c, Buffer.from(SendRequest.encode(third).finish()))).toBe(0);
+    // A small request never touches it (it comes from Node's shared pool).
+    const small = append(100);
+    const d = encodeSendRequest(small, lend);
+    expect(d.buffer).not.toBe(lend.buf!.buffer);
+    expect(Buffer.compare(d, Buffer.from(SendRequest.encode(small).finish()))).toBe(0);
+  });
 });

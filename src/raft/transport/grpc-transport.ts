@@ -13,7 +13,7 @@ import {
 import type { Message, NodeId, SnapshotMeta } from '../core/index.js';
 import type { RaftTransport } from '../driver.js';
 import { fromPb, fromPbMeta, toPb, toPbMeta } from './convert.js';
-import { encodeSendRequest } from './send-encoding.js';
+import { encodeSendRequest, type SendBuffer } from './send-encoding.js';
 
 export const SECRET_HEADER = 'x-trine-cluster-secret';
 const MAX_MESSAGE = 512 * 1024 * 1024;
@@ -138,6 +138,8 @@ export class GrpcTransport implements RaftTransport {
   private readonly clients = new Map<NodeId, RaftServiceClient>();
   private readonly queues = new Map<NodeId, Message[]>();
   private readonly inFlight = new Set<NodeId>();
+  /** Per peer, the buffer its last successful Send was written into, lent to the next one. */
+  private readonly sendBuffers = new Map<NodeId, Buffer>();
   private readonly small = new Map<NodeId, Message[]>();
   private readonly streams = new Map<NodeId, PeerStream>();
   /** Peers that do not serve Stream (an older version): everything goes with Send. */
@@ -212,6 +214,7 @@ export class GrpcTransport implements RaftTransport {
     const old = this.clients.get(id);
     if (old) old.close();
     this.clients.delete(id);
+    this.sendBuffers.delete(id);
     if (addr === null) this.opts.peers.delete(id);
     else this.opts.peers.set(id, addr);
   }
@@ -311,8 +314,15 @@ export class GrpcTransport implements RaftTransport {
     const started = process.hrtime.bigint();
     const req: SendRequest = { messages: q.map(toPb) };
     const method = RaftServiceService.send;
-    c.makeUnaryRequest(method.path, encodeSendRequest, method.responseDeserialize, req, this.metadata(), { deadline: Date.now() + 5000 }, (err) => {
+    // grpc-js copies the request into its frame after this returns: the buffer the request was
+    // written into goes back to the peer's only once the call succeeded (after a failure the
+    // frame may not have been made; a fresh buffer is lent next time).
+    const lend: SendBuffer = { buf: this.sendBuffers.get(id) };
+    this.sendBuffers.delete(id);
+    const serialize = (r: SendRequest) => encodeSendRequest(r, lend);
+    c.makeUnaryRequest(method.path, serialize, method.responseDeserialize, req, this.metadata(), { deadline: Date.now() + 5000 }, (err) => {
       this.inFlight.delete(id);
+      if (!err && lend.buf) this.sendBuffers.set(id, lend.buf);
       this.opts.onCall?.('Send', err ? grpc.status[err.code] : 'OK', Number(process.hrtime.bigint() - started) / 1e9);
       if (err) {
         this.opts.log.debug({ peer: id, err: err.message }, 'raft send failed');

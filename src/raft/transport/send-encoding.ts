@@ -69,7 +69,21 @@ interface Planned {
   size: number;
 }
 
-export function encodeSendRequest(req: SendRequest): Buffer {
+/** Requests smaller than this come from Node's shared pool; larger ones may reuse a buffer. */
+const REUSE_MIN = 64 * 1024;
+/** A buffer larger than this is not kept for reuse. */
+const REUSE_MAX = 64 * 1024 * 1024;
+
+/**
+ * A buffer a caller may lend the encoder: a large request is written into it (grown when too
+ * small) instead of fresh memory, whose first touch costs more than the copy on this kind of
+ * machine. The caller must not lend it again while a request written into it may still be read.
+ */
+export interface SendBuffer {
+  buf?: Buffer;
+}
+
+export function encodeSendRequest(req: SendRequest, lend?: SendBuffer): Buffer {
   const plans: Planned[] = [];
   let total = 0;
   for (const msg of req.messages) {
@@ -89,7 +103,7 @@ export function encodeSendRequest(req: SendRequest): Buffer {
     plans.push(p);
     total += lenField(p.size);
   }
-  const out = new Out(Buffer.allocUnsafe(total));
+  const out = new Out(target(total, lend));
   for (const p of plans) {
     out.buf[out.pos++] = 10; // messages = 1, length-delimited
     out.varint(p.size);
@@ -117,5 +131,11 @@ export function encodeSendRequest(req: SendRequest): Buffer {
     out.uint(40, a.commit);
   }
   if (out.pos !== total) throw new Error(`Send request encoded in ${out.pos} bytes, planned ${total}`);
-  return out.buf;
+  return out.buf.length === total ? out.buf : out.buf.subarray(0, total);
+}
+
+function target(total: number, lend: SendBuffer | undefined): Buffer {
+  if (lend === undefined || total < REUSE_MIN || total > REUSE_MAX) return Buffer.allocUnsafe(total);
+  if (lend.buf === undefined || lend.buf.length < total) lend.buf = Buffer.allocUnsafeSlow(Math.min(REUSE_MAX, Math.max(total, Math.ceil(total * 1.25))));
+  return lend.buf;
 }
