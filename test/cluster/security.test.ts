@@ -92,34 +92,31 @@ describe('cluster security', () => {
     }
     expect(lead).toBeGreaterThanOrEqual(0);
     const followers = [0, 1, 2].filter((i) => i !== lead);
-    // Each follower applies the key a moment after the leader answered: before it looked again
-    // once caught up, about one use in ten straight after the creation was refused.
-    const statuses: number[] = [];
-    for (let k = 0; k < 40; k++) {
+    const createKey = async () => {
       const created = await fetch(`${c.url(lead)}/keys`, {
         method: 'POST',
         headers: { authorization: `Bearer ${master}`, 'content-type': 'application/json' },
         body: JSON.stringify({ actions: ['indexes.get'], indexes: ['*'], expiresAt: null }),
       });
       expect(created.status).toBe(201);
-      const { key } = (await created.json()) as { key: string };
-      statuses.push(...(await Promise.all(followers.map((f) => fetch(`${c.url(f)}/indexes`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status)))));
-    }
+      return (await created.json()) as { key: string; uid: string };
+    };
+    const useOnFollowers = (key: string) =>
+      Promise.all(followers.map((f) => fetch(`${c.url(f)}/indexes`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status)));
+    // Each follower applies the key a moment after the leader answered: before it looked again
+    // once caught up, about one use in ten straight after the creation was refused.
+    const statuses: number[] = [];
+    for (let k = 0; k < 40; k++) statuses.push(...(await useOnFollowers((await createKey()).key)));
     expect(statuses.filter((x) => x !== 200)).toEqual([]);
     // And a key deleted through the leader is refused at once everywhere: the node that checked
     // the token before catching up looks again (before, a follower could still let it read).
     const afterDelete: number[] = [];
     for (let k = 0; k < 40; k++) {
-      const created = await fetch(`${c.url(lead)}/keys`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${master}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ actions: ['indexes.get'], indexes: ['*'], expiresAt: null }),
-      });
-      const { key, uid } = (await created.json()) as { key: string; uid: string };
-      await Promise.all(followers.map((f) => fetch(`${c.url(f)}/indexes`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.arrayBuffer())));
+      const { key, uid } = await createKey();
+      await useOnFollowers(key);
       const deleted = await fetch(`${c.url(lead)}/keys/${uid}`, { method: 'DELETE', headers: { authorization: `Bearer ${master}` } });
       expect(deleted.status).toBe(204);
-      afterDelete.push(...(await Promise.all(followers.map((f) => fetch(`${c.url(f)}/indexes`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status)))));
+      afterDelete.push(...(await useOnFollowers(key)));
     }
     expect(afterDelete.filter((x) => x !== 403)).toEqual([]);
     // A key no node knows is still refused, after the node caught up.

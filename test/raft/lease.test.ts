@@ -19,6 +19,18 @@ function leased(ids = ['n1', 'n2', 'n3'], followerLeaseMs = LEASE) {
   return { c, clock };
 }
 
+/**
+ * Proposes `data` on `lead` and checks that it does not commit until the leader's clock is past
+ * `from` plus its view of a lease, and does once it is.
+ */
+function expectHeldUntilLeaseEnds(c: TestCluster, clock: { now: number }, lead: string, data: string, from: number): void {
+  const { index } = c.propose(lead, data);
+  expect(c.node(lead).rn.committed()).toBeLessThan(index);
+  clock.now = from + LEASE * 1.25 + 1;
+  c.tick(lead);
+  expect(c.node(lead).rn.committed()).toBeGreaterThanOrEqual(index);
+}
+
 describe('follower read leases', () => {
   it('lets a caught-up follower read from its own log, and not once the lease ran out', () => {
     const { c, clock } = leased();
@@ -76,13 +88,8 @@ describe('follower read leases', () => {
     c.node('n1').rn.transferLeadership('n2');
     c.stabilize();
     expect(c.leader()).toBe('n2');
-    const since = clock.now;
     expect(c.node('n3').rn.leaseRead()).not.toBeNull();
-    const { index } = c.propose('n2', 'b');
-    expect(c.node('n2').rn.committed()).toBeLessThan(index);
-    clock.now = since + LEASE * 1.25 + 1;
-    c.tick('n2');
-    expect(c.node('n2').rn.committed()).toBeGreaterThanOrEqual(index);
+    expectHeldUntilLeaseEnds(c, clock, 'n2', 'b', clock.now);
   });
 
   it('drops a lease when the follower’s term changes', () => {
@@ -99,13 +106,8 @@ describe('follower read leases', () => {
     c.node('n1').rn.proposeConfChange({ type: 'removeNode', nodeId: 'n3' });
     c.stabilize();
     expect(c.node('n1').rn.confState().voters).toEqual(['n1', 'n2']);
-    const removedAt = clock.now;
     c.drop((m) => m.to === 'n3' || m.from === 'n3');
-    const { index } = c.propose('n1', 'c');
-    expect(c.node('n1').rn.committed()).toBeLessThan(index);
-    clock.now = removedAt + LEASE * 1.25 + 1;
-    c.tick('n1');
-    expect(c.node('n1').rn.committed()).toBeGreaterThanOrEqual(index);
+    expectHeldUntilLeaseEnds(c, clock, 'n1', 'c', clock.now);
   });
 
   it('stops renewing a follower that declines leases, whose lease then runs out', () => {
