@@ -117,8 +117,7 @@ export function authHook(keys: KeyStore, catchUp?: () => Promise<void>) {
     const url = req.routeOptions.url;
     // Unknown routes answer their empty 404 without asking for a key, as the reference does.
     if (url === undefined || PUBLIC_ROUTES.has(url)) return;
-    const action = (req.routeOptions.config as { action?: string } | undefined)?.action;
-    const index = (req.params as Record<string, string> | undefined)?.['indexUid'];
+    const { action, index } = guarded(req);
 
     const header = req.headers.authorization;
     let token: string;
@@ -140,6 +139,14 @@ export function authHook(keys: KeyStore, catchUp?: () => Promise<void>) {
   };
 }
 
+/** The action a route declares and the index in its path, which a token is checked against. */
+function guarded(req: FastifyRequest): { action: string | undefined; index: string | undefined } {
+  return {
+    action: (req.routeOptions.config as { action?: string } | undefined)?.action,
+    index: (req.params as Record<string, string> | undefined)?.['indexUid'],
+  };
+}
+
 /** The key store's `revocations` when each request's token was checked. */
 const checkedAt = new WeakMap<FastifyRequest, number>();
 
@@ -150,8 +157,7 @@ const checkedAt = new WeakMap<FastifyRequest, number>();
 export async function recheckRevoked(req: FastifyRequest, keys: KeyStore): Promise<void> {
   const at = checkedAt.get(req);
   if (at === undefined || at === keys.revocations) return;
-  const action = (req.routeOptions.config as { action?: string } | undefined)?.action;
-  const index = (req.params as Record<string, string> | undefined)?.['indexUid'];
+  const { action, index } = guarded(req);
   grants.set(req, await authenticate(keys, tokens.get(req) ?? '', action, index));
   checkedAt.set(req, keys.revocations);
 }

@@ -322,7 +322,7 @@ export class GrpcTransport implements RaftTransport {
     const serialize = (r: SendRequest) => encodeSendRequest(r, lend);
     c.makeUnaryRequest(method.path, serialize, method.responseDeserialize, req, this.metadata(), { deadline: Date.now() + 5000 }, (err) => {
       this.inFlight.delete(id);
-      if (!err && lend.buf) this.sendBuffers.set(id, lend.buf);
+      if (!err && lend.buf && this.opts.peers.has(id)) this.sendBuffers.set(id, lend.buf);
       this.opts.onCall?.('Send', err ? grpc.status[err.code] : 'OK', Number(process.hrtime.bigint() - started) / 1e9);
       if (err) {
         this.opts.log.debug({ peer: id, err: err.message }, 'raft send failed');
