@@ -6,7 +6,7 @@ import type { Doc } from './documents/primary-key.js';
 import { decodeDoc } from './documents/document-json.js';
 import { INDEXES, INDEX_UIDS, IndexHandle, type IndexMeta } from './indexes/index-handle.js';
 import { readExternalIds } from './indexes/external-ids.js';
-import { GRAPH_DIR, removeGraphs } from './vector/graph-file.js';
+import { GRAPH_DIR, graphBytes, removeGraphs } from './vector/graph-file.js';
 import type { SearchIndexFactory } from './structures/search-index.js';
 import { defaultSearchFactory } from './structures/default-structures.js';
 import { defaultSettings, type IndexSettings } from './settings/settings.js';
@@ -206,6 +206,12 @@ export class Engine {
       if (d !== undefined) out.push(d);
     }
     return out;
+  }
+
+  /** Bytes on disk: the store's files and the vector graphs saved beside them. */
+  async diskSize(): Promise<number> {
+    const [store, graphs] = await Promise.all([this.store.diskSize(), graphBytes(join(this.store.path, GRAPH_DIR))]);
+    return store + graphs;
   }
 
   async indexSize(h: IndexHandle): Promise<number> {

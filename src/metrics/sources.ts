@@ -73,7 +73,7 @@ export function connectEngine(m: Metrics, engine: Engine): void {
     m.indexSize.reset();
     for (const [index, bytes] of sizes) m.indexSize.set({ index }, bytes);
   });
-  setCollect(m.databaseSize, async () => m.databaseSize.set(await engine.store.diskSize()));
+  setCollect(m.databaseSize, async () => m.databaseSize.set(await engine.diskSize()));
 }
 
 /** Counts finished tasks and indexed documents as batches end; the task gauge is read at scrape time. */

@@ -2,7 +2,7 @@
 // vectors that changed since instead of every one. Saved files that no longer match are
 // never served: a changed vector goes to a new slot, a damaged file is ignored.
 
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CompositeIndex } from '../../src/engine/structures/composite-index.js';
@@ -75,6 +75,21 @@ describe('saved vector graphs', () => {
     for (let from = 0; from < DOCS; from += 2000) await put(Array.from({ length: 2000 }, (_, k) => ({ id: from + k, v: vec() })));
     const files = await savedFiles();
     expect(files.map((f) => f.replace(/^.*\./, ''))).toEqual(['slots', 'usearch']);
+    // The database's size on disk counts the saved graphs beside the store's files.
+    const graphBytes = files.reduce((n, f) => n + statSync(join(graphs, f)).size, 0);
+    expect(graphBytes).toBeGreaterThan(DOCS * DIMS * 4);
+    const engine = t.node.ctx.engine;
+    for (let tries = 0; ; tries++) {
+      const before = await engine.store.diskSize();
+      const total = await engine.diskSize();
+      if (before === (await engine.store.diskSize())) {
+        expect(total).toBe(before + graphBytes);
+        break;
+      }
+      // The store's files changed meanwhile (a flush or a compaction): measure again.
+      expect(tries).toBeLessThan(50);
+      await new Promise((res) => setTimeout(res, 100));
+    }
     expect(embedder().graph!.size).toBe(DOCS);
     const before = await nearest(queries);
     expect(before.got).toEqual(before.exact);

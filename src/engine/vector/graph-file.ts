@@ -186,6 +186,25 @@ export async function loadSavedGraph(dir: string, name: string, id: GraphIdentit
 }
 
 /** Removes the saved graphs whose name `keep` refuses (indexes or embedders that are gone). */
+/** Bytes of the saved graphs in `dir` (none when it does not exist). */
+export async function graphBytes(dir: string): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let total = 0;
+  for (const f of names) {
+    try {
+      total += (await stat(join(dir, f))).size;
+    } catch {
+      // replaced or removed while listed
+    }
+  }
+  return total;
+}
+
 export async function removeGraphs(dir: string, keep: (name: string) => boolean): Promise<void> {
   let names: string[];
   try {

@@ -59,7 +59,7 @@ export function rootRoutes(app: FastifyInstance, ctx: AppContext): void {
     query: statsQuery,
     status: 200,
     handler: async (req, _reply, { query: q }) => {
-      const databaseSize = await ctx.engine.store.diskSize();
+      const databaseSize = await ctx.engine.diskSize();
       const indexes: Record<string, unknown> = {};
       const visible = indexVisibility(req);
       for (const h of ctx.engine.listIndexes()) if (!visible || visible(h.uid)) indexes[h.uid] = await indexStats(ctx, h.uid);
