@@ -185,17 +185,19 @@ export async function loadSavedGraph(dir: string, name: string, id: GraphIdentit
   return { docOf, hashes, graphPath };
 }
 
-/** Removes the saved graphs whose name `keep` refuses (indexes or embedders that are gone). */
+/** The files in `dir`; none when it does not exist (no graph saved yet). */
+async function filesIn(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch {
+    return [];
+  }
+}
+
 /** Bytes of the saved graphs in `dir` (none when it does not exist). */
 export async function graphBytes(dir: string): Promise<number> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return 0;
-  }
   let total = 0;
-  for (const f of names) {
+  for (const f of await filesIn(dir)) {
     try {
       total += (await stat(join(dir, f))).size;
     } catch {
@@ -205,14 +207,9 @@ export async function graphBytes(dir: string): Promise<number> {
   return total;
 }
 
+/** Removes the saved graphs whose name `keep` refuses (indexes or embedders that are gone). */
 export async function removeGraphs(dir: string, keep: (name: string) => boolean): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  for (const f of names) {
+  for (const f of await filesIn(dir)) {
     const stem = f.replace(/\.(usearch|slots)(\.tmp)?$/, '');
     if (f.endsWith('.tmp') || !keep(stem)) await rm(join(dir, f), { force: true });
   }
