@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { READ_PATHS, type ReadPath } from '../replication/consistent-reads.js';
 import { VERSION } from '../version.js';
 
 /** Every metric this server exports starts with it, process metrics included. */
@@ -113,7 +114,7 @@ export class Metrics {
   constructor(nodeId: string) {
     this.nodeInfo.set({ node_id: nodeId, version: VERSION.pkgVersion }, 1);
     for (const result of ['ok', 'failed']) this.snapshotsSent.inc({ result }, 0);
-    for (const outcome of ['ok', 'timeout']) for (const via of ['lease', 'read_index']) this.readWaits.inc({ outcome, via }, 0);
+    for (const outcome of ['ok', 'timeout']) for (const via of READ_PATHS) this.readWaits.inc({ outcome, via }, 0);
     processMetrics();
   }
 
@@ -159,7 +160,7 @@ export class Metrics {
   }
 
   /** One read that waited to be consistent. */
-  observeReadWait(outcome: 'ok' | 'timeout', seconds: number, via: 'lease' | 'read_index'): void {
+  observeReadWait(outcome: 'ok' | 'timeout', seconds: number, via: ReadPath): void {
     this.readWaits.inc({ outcome, via });
     this.readWaitDuration.observe(seconds);
   }

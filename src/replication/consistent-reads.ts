@@ -5,7 +5,8 @@ import type { Replicator } from './replicator.js';
 export type ReadConsistency = 'consistent' | 'stale';
 
 /** How a consistent read learnt what to reflect: its follower's lease, or the leader's read index. */
-export type ReadPath = 'lease' | 'read_index';
+export const READ_PATHS = ['lease', 'read_index'] as const;
+export type ReadPath = (typeof READ_PATHS)[number];
 
 /** What a consistent read waits on. */
 export interface ReadSources {
