@@ -108,20 +108,24 @@ export async function benchOverhead(docs: SynsetDoc[]): Promise<void> {
   // Every node is polled for the last task alike, with local reads: a consistent read on a
   // follower would add its read index round trips to what is measured.
   const stale = { 'Trine-Read-Consistency': 'stale' };
-  const importCpu = async (nodes: NodeProcess[]) => {
+  /** CPU-seconds each of `nodes` used while `work` ran. */
+  const cpuDuring = async (nodes: NodeProcess[], work: () => Promise<unknown>) => {
     const before = nodes.map((n) => cpuSeconds(pidOf(n)));
-    const lasts = await Promise.all(nodes.map((n) => importDocs(n.url, docs)));
-    await Promise.all(nodes.map((n, i) => processed(n.url, lasts[i]!, stale)));
+    await work();
     return nodes.map((n, i) => cpuSeconds(pidOf(n)) - before[i]!);
   };
-  const clusterCpu = () =>
-    withCluster([], async (c, lead) => {
-      const nodes = [0, 1, 2].map((i) => c.nodes[i]!);
-      const before = nodes.map((n) => cpuSeconds(pidOf(n)));
-      const last = await importDocs(c.url(lead), docs);
-      await Promise.all([0, 1, 2].map((i) => processed(c.url(i), last, stale)));
-      return nodes.map((n, i) => cpuSeconds(pidOf(n)) - before[i]!);
+  const importCpu = (nodes: NodeProcess[]) =>
+    cpuDuring(nodes, async () => {
+      const lasts = await Promise.all(nodes.map((n) => importDocs(n.url, docs)));
+      await Promise.all(nodes.map((n, i) => processed(n.url, lasts[i]!, stale)));
     });
+  const clusterCpu = () =>
+    withCluster([], (c, lead) =>
+      cpuDuring([0, 1, 2].map((i) => c.nodes[i]!), async () => {
+        const last = await importDocs(c.url(lead), docs);
+        await Promise.all([0, 1, 2].map((i) => processed(c.url(i), last, stale)));
+      }),
+    );
   // The same import's CPU moves by a fifth between runs on this machine (batching follows
   // arrival times): the three alternate, each round's ratios are taken back to back, and the
   // median round counts.
