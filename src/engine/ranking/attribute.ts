@@ -5,7 +5,7 @@
 // from its position in the query. Both are minimized over tilings; the first decides,
 // the second breaks ties.
 
-import { bestTiling, type Level } from '../search/levels.js';
+import { bestTiling, simpleFor, type Level } from '../search/levels.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
@@ -16,7 +16,7 @@ const MAX_POSITION_COST_PER_WORD = 10;
 function partsOf(ctx: RankingContext, d: number): [number, number] {
   const table = ctx.table!;
   const level = ctx.levelOf(d);
-  const simple = level.simpleUnits;
+  const simple = simpleFor(level, table.unitsOf(d));
   if (simple !== null) {
     let f = 0;
     let p = 0;

@@ -4,7 +4,7 @@
 
 import { fieldWordCount } from '../fulltext/doc-record.js';
 import { recordOf } from '../fulltext/index-state.js';
-import { bestTiling, type Level } from '../search/levels.js';
+import { bestTiling, simpleFor, type Level } from '../search/levels.js';
 import { EXACT_AT_START, EXACT_PRESENT, EXACT_WHOLE_FIELD, NO_TYPO } from '../search/match-table.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
@@ -43,7 +43,7 @@ function exactAttribute(ctx: RankingContext, d: number, level: Level): number {
 
 function exactWordsCost(ctx: RankingContext, d: number, level: Level): number {
   const table = ctx.table!;
-  const simple = level.simpleUnits;
+  const simple = simpleFor(level, table.unitsOf(d));
   if (simple !== null) {
     let missing = 0;
     for (let i = 0; i < simple.length; i++) if ((table.exactAt(d, simple[i]!) & EXACT_PRESENT) === 0) missing++;

@@ -5,7 +5,7 @@
 // dropped term, a hard separator) cost nothing. An n-gram adds its extra words.
 
 import type { Unit } from '../search/derivations.js';
-import { bestChain, tilingProximityMax, type Level } from '../search/levels.js';
+import { bestChain, simpleFor, tilingProximityMax, type Level } from '../search/levels.js';
 import { closestPair, MAX_PAIR_COST } from '../search/pair-proximity.js';
 import { localScore, rankFromCost } from './rank.js';
 import { mapCosts, PENDING, singleUnit, type RankingContext, type RankingRule } from './rule.js';
@@ -44,7 +44,7 @@ export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<number,
     const span = prev.isPhrase ? prev.qposEnd - prev.qpos : 0;
     return left && right ? pairCost(left, span, right, ctx.proximityByAttribute) : MAX_PAIR_COST;
   };
-  const simple = level.simpleUnits;
+  const simple = simpleFor(level, mask);
   if (simple !== null) {
     // One tiling: the sum of its pairs.
     let sum = 0;

@@ -5,7 +5,7 @@
 // the documents of the bucket took.
 
 import type { Unit } from '../search/derivations.js';
-import { bestTiling, type Level } from '../search/levels.js';
+import { bestTiling, simpleFor, type Level } from '../search/levels.js';
 import { NO_TYPO } from '../search/match-table.js';
 import { localScore, rankFromCost } from './rank.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
@@ -13,7 +13,7 @@ import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './r
 export function typoCost(ctx: RankingContext, d: number): number {
   const table = ctx.table!;
   const level = ctx.levelOf(d);
-  const simple = level.simpleUnits;
+  const simple = simpleFor(level, table.unitsOf(d));
   if (simple !== null) {
     let sum = 0;
     for (let i = 0; i < simple.length; i++) {

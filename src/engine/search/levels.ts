@@ -31,6 +31,20 @@ export interface Level {
    * spans two kept terms), their ids: rule costs are then plain sums.
    */
   simpleUnits: number[] | null;
+  /** The single-term unit of each kept term, in order (what `simpleFor` falls back to). */
+  singles: number[] | null;
+  /** Units spanning two kept terms or more, one bit per unit id. */
+  spanMask: number;
+}
+
+/**
+ * The unit ids whose plain sum is a document's cost, given the units it matched (`mask`):
+ * the level's only tiling, or the single-term units when the document matched none of the
+ * level's n-grams (its only tiling then). Null when the document has several tilings.
+ */
+export function simpleFor(level: Level, mask: number): number[] | null {
+  if (level.simpleUnits !== null) return level.simpleUnits;
+  return (mask & level.spanMask) === 0 ? level.singles : null;
 }
 
 /** Groups of term indexes, in the order they are removed. */
@@ -71,6 +85,8 @@ export function buildLevels(terms: readonly QueryTerm[], units: readonly Unit[],
     }
     const byStart: Level['byStart'] = kept.map(() => []);
     for (const f of fit) byStart[f.from]!.push(f);
+    let spanMask = 0;
+    for (const f of fit) if (f.from !== f.to) spanMask |= 1 << f.unit.id;
     levels.push({
       index: l,
       removed: removed.size,
@@ -79,6 +95,10 @@ export function buildLevels(terms: readonly QueryTerm[], units: readonly Unit[],
       byStart,
       contiguousFromStart: kept.every((t, s) => t === s),
       simpleUnits: fit.length === kept.length && fit.every((f) => f.from === f.to) ? fit.map((f) => f.unit.id) : null,
+      singles: byStart.every((starting) => starting.some((f) => f.from === f.to))
+        ? byStart.map((starting) => starting.find((f) => f.from === f.to)!.unit.id)
+        : null,
+      spanMask,
     });
   }
   return levels;
