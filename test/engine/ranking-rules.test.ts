@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { proximityRule } from '../../src/engine/ranking/proximity.js';
+import { KEPT_PAIR_BUDGET } from '../../src/engine/search/pair-proximity.js';
 import { PENDING, type RankingRule } from '../../src/engine/ranking/rule.js';
 import { globalScore, mergeRank } from '../../src/engine/ranking/rank.js';
 import { rng } from '../bench/wordnet.js';
@@ -99,6 +100,35 @@ describe('proximity', () => {
     expect(withStages[0]).toHaveLength(10);
     expect(withStages[4]!.length).toBeGreaterThan(0);
     expect(withStages[6]).toHaveLength(15);
+  });
+
+  it('ranks the same with the word-pair costs a state keeps as when it joins each bucket\'s entries', async () => {
+    // "in" and "or" in every document, at seeded distances: their pair costs are kept by the
+    // first query and read back by the next ones; a second state with no room left for kept
+    // costs joins the entries every time.
+    const r = rng(11);
+    const rnd = (n: number) => Math.floor(r() * n);
+    const fill = ['lamp', 'river', 'stone', 'cloud', 'glass', 'wheat', 'amber', 'coral'];
+    const docs = Array.from({ length: 2600 }, (_, i) => {
+      const words = Array.from({ length: 20 + rnd(20) }, () => fill[rnd(fill.length)]!);
+      const at = rnd(words.length - 8);
+      words[at] = i % 3 === 0 ? 'or' : 'in';
+      words[at + 1 + rnd(5)] = i % 3 === 0 ? 'in' : 'or';
+      if (i % 5 === 0) words[rnd(words.length)] = 'lamps';
+      return { id: i, t: words.join(' ') };
+    });
+    const kept = await buildIndex(docs);
+    const joined = await buildIndex(docs);
+    joined.memo.set(KEPT_PAIR_BUDGET, { docs: Infinity });
+    const pages = [[0, 10], [0, 1], [300, 20], [2500, 100]] as const;
+    const queries = ['in or', 'or in', 'in or lamp', 'lamp in or '];
+    const ranked = (s: typeof kept) => queries.flatMap((q) => pages.map(([offset, limit]) => search(s, q, { offset, limit }).hits.map((h) => [h.docid, h.score])));
+    const first = ranked(kept);
+    expect([...kept.memo.keys()].filter((k) => k.startsWith('paircosts:') && k !== KEPT_PAIR_BUDGET).length).toBeGreaterThan(0);
+    expect([...joined.memo.keys()].some((k) => k.startsWith('paircosts:') && k !== KEPT_PAIR_BUDGET)).toBe(false);
+    expect(ranked(kept)).toEqual(first);
+    expect(ranked(joined)).toEqual(first);
+    expect(first[0]).toHaveLength(10);
   });
 });
 

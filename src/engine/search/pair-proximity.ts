@@ -4,8 +4,8 @@
 // the proximity rule faces many documents, where reading every document's record one by
 // one would cost far more.
 
-import { entryRanges, type Posting } from '../fulltext/postings.js';
-import type { Unit } from './derivations.js';
+import { distinctDocs, entryRanges, gallop, type Posting } from '../fulltext/postings.js';
+import type { Source, Unit } from './derivations.js';
 
 export const MAX_PAIR_COST = 3;
 
@@ -59,6 +59,87 @@ export function closestPair(
   return best;
 }
 
+/** Word pairs whose costs a state keeps: both words in at least this many documents. */
+const KEPT_PAIR_MIN_DOCS = 2048;
+/** Documents of kept pair costs per state, over all pairs (5 bytes each). */
+const KEPT_PAIR_BUDGET_DOCS = 4_000_000;
+/** The state memo's entry counting the documents kept, over all pairs. */
+export const KEPT_PAIR_BUDGET = 'paircosts:budget';
+
+/** A word pair's cost in every document holding both words closer than MAX_PAIR_COST, ascending docids. */
+interface KeptPairCosts {
+  docs: Uint32Array;
+  costs: Uint8Array;
+}
+
+/**
+ * The costs of word `a` then word `b` in every document, kept per state: the common words of
+ * a query ("of the", "to a") are paired by query after query, in buckets of tens of thousands
+ * of documents that would each time be joined again from both lists. Computed from the whole
+ * lists, and only when the bucket covers a good part of the smaller one (else the join of the
+ * bucket's entries costs less than the whole); null when not kept.
+ */
+function keptPairCosts(
+  memo: Map<string, unknown>, sa: Source, sb: Source, bucket: number, weights: Int32Array, byAttribute: boolean,
+): KeptPairCosts | null {
+  const A = sa.posting;
+  const B = sb.posting;
+  if (sa.wordId < 0 || sb.wordId < 0 || A.ndocs < KEPT_PAIR_MIN_DOCS || B.ndocs < KEPT_PAIR_MIN_DOCS) return null;
+  const key = `paircosts:${sa.wordId}:${sb.wordId}:${byAttribute ? 1 : 0}:${weights.join(',')}`;
+  const kept = memo.get(key) as KeptPairCosts | undefined;
+  if (kept !== undefined) return kept;
+  if (bucket * 4 < Math.min(A.ndocs, B.ndocs)) return null;
+  const budget = (memo.get(KEPT_PAIR_BUDGET) as { docs: number } | undefined) ?? { docs: 0 };
+  const most = Math.min(A.ndocs, B.ndocs);
+  if (budget.docs + most > KEPT_PAIR_BUDGET_DOCS) return null;
+  const docs = new Uint32Array(most);
+  const costs = new Uint8Array(most);
+  let n = 0;
+  // Every run of the smaller list; of the larger, those of the smaller's documents.
+  const aSmall = A.ndocs <= B.ndocs;
+  const ra = aSmall ? allRuns(A.docs) : entryRanges(A.docs, distinctDocs(B.docs));
+  const rb = aSmall ? entryRanges(B.docs, distinctDocs(A.docs)) : allRuns(B.docs);
+  pairRanges(A, ra, B, rb, (d, a0, a1, b0, b1) => {
+    const c = closestPair(A.fps, a0, a1, 0, B.fps, b0, b1, byAttribute, weights);
+    if (c < MAX_PAIR_COST) (docs[n] = d), (costs[n++] = c);
+  });
+  const out = { docs: docs.slice(0, n), costs: costs.slice(0, n) };
+  budget.docs += n;
+  memo.set(KEPT_PAIR_BUDGET, budget);
+  memo.set(key, out);
+  return out;
+}
+
+/** [start, end) of every document's entries in a list (ascending docids, a document's entries together). */
+function allRuns(list: Uint32Array): Uint32Array {
+  const out = new Uint32Array(2 * distinctDocs(list).length);
+  let n = 0;
+  for (let i = 0; i < list.length; ) {
+    const d = list[i]!;
+    out[n++] = i;
+    while (++i < list.length && list[i] === d);
+    out[n++] = i;
+  }
+  return out;
+}
+
+/** Writes kept pair costs into `out` for the documents of `bucket` (and possibly others, harmlessly: see bulkPairCosts). */
+function applyKept(kept: KeptPairCosts, bucket: Uint32Array, out: Uint8Array): void {
+  const { docs, costs } = kept;
+  if (docs.length <= 2 * bucket.length) {
+    // Costs of documents outside the bucket are exact for this pair of sources: a later
+    // call for them takes the minimum with the other sources', as for any other document.
+    for (let i = 0; i < docs.length; i++) if (costs[i]! < out[docs[i]!]!) out[docs[i]!] = costs[i]!;
+    return;
+  }
+  let at = 0;
+  for (let i = 0; i < bucket.length && at < docs.length; i++) {
+    const d = bucket[i]!;
+    at = gallop(docs, d, at);
+    if (at < docs.length && docs[at] === d && costs[at]! < out[d]!) out[d] = costs[at]!;
+  }
+}
+
 /** Entry runs by list, per bucket: kept as long as the bucket's array lives. */
 const bucketRanges = new WeakMap<Uint32Array, Map<Uint32Array, Uint32Array>>();
 
@@ -67,12 +148,16 @@ const bucketRanges = new WeakMap<Uint32Array, Map<Uint32Array, Uint32Array>>();
  * written into `out` by docid (documents without both units keep MAX_PAIR_COST); only
  * their entries of each list are read. With `typoAt`, only the occurrences of each
  * document's least-typo derivations count (its typo count per unit), as in its occurrence
- * lists.
+ * lists. With `stateMemo`, the costs of two common words are kept there for the
+ * next queries, and `out` may then receive exact costs of that pair of words for documents
+ * outside the bucket: every cost written is a minimum over pairs of sources, so a later call
+ * for those documents lowers it to their cost over all sources, as if it had not been there.
  */
 export function bulkPairCosts(
   left: Unit, right: Unit, bucket: Uint32Array, out: Uint8Array,
   weights: Int32Array, byAttribute: boolean,
   typoAt: ((d: number, unit: number) => number) | null = null,
+  stateMemo: Map<string, unknown> | null = null,
 ): void {
   const span = left.isPhrase ? left.qposEnd - left.qpos : 0;
   // Entry runs of the bucket's documents in each list, found once per list and bucket (a
@@ -92,6 +177,8 @@ export function bulkPairCosts(
     const ta = sa.typo + left.baseTypo;
     right.sources.forEach((sb, k) => {
       const B = sb.posting;
+      const kept = typoAt === null && span === 0 && stateMemo !== null ? keptPairCosts(stateMemo, sa, sb, bucket.length, weights, byAttribute) : null;
+      if (kept !== null) return applyKept(kept, bucket, out);
       const tb = sb.typo + right.baseTypo;
       pairRanges(A, ra, B, rightRanges[k]!, (d, a0, a1, b0, b1) => {
         if (out[d] === 0) return;

@@ -325,7 +325,7 @@ class Context implements RankingContext {
       const weights = table.opts.rankWeights ?? table.opts.weights;
       const typoAt = leastTypo ? (d: number, u: number) => table.typoAt(d, u) : null;
       // The bucket itself when none of it was done: its entry runs are then shared by its pairs.
-      bulkPairCosts(left, right, count === docs.length ? docs : list.subarray(0, count), entry.out, weights, this.proximityByAttribute, typoAt);
+      bulkPairCosts(left, right, count === docs.length ? docs : list.subarray(0, count), entry.out, weights, this.proximityByAttribute, typoAt, this.state.memo);
     }
     return entry.out;
   }
