@@ -140,6 +140,16 @@ function applyKept(kept: KeptPairCosts, bucket: Uint32Array, out: Uint8Array): v
   }
 }
 
+/** A list this many times shorter than the bucket and the other list is joined from its own documents. */
+const FEW = 8;
+
+/** The documents of entry runs, ascending. */
+function runDocs(p: Posting, runs: Uint32Array): Uint32Array {
+  const out = new Uint32Array(runs.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = p.docs[runs[2 * i]!]!;
+  return out;
+}
+
 /** Entry runs by list, per bucket: kept as long as the bucket's array lives. */
 const bucketRanges = new WeakMap<Uint32Array, Map<Uint32Array, Uint32Array>>();
 
@@ -170,17 +180,29 @@ export function bulkPairCosts(
     if (r === undefined) known.set(list, (r = entryRanges(list, bucket)));
     return r;
   };
-  const rightRanges = right.sources.map((sb) => rangesOf(sb.posting.docs));
   for (const sa of left.sources) {
     const A = sa.posting;
-    const ra = rangesOf(A.docs);
     const ta = sa.typo + left.baseTypo;
-    right.sources.forEach((sb, k) => {
+    right.sources.forEach((sb) => {
       const B = sb.posting;
       const kept = typoAt === null && span === 0 && stateMemo !== null ? keptPairCosts(stateMemo, sa, sb, bucket.length, weights, byAttribute) : null;
       if (kept !== null) return applyKept(kept, bucket, out);
       const tb = sb.typo + right.baseTypo;
-      pairRanges(A, ra, B, rightRanges[k]!, (d, a0, a1, b0, b1) => {
+      // A list far shorter than the bucket and the other list (a split, a rare derivation):
+      // the other list's runs are looked up at its documents only, not over the bucket.
+      let ra: Uint32Array;
+      let rb: Uint32Array;
+      if (A.ndocs * FEW < Math.min(bucket.length, B.ndocs)) {
+        ra = rangesOf(A.docs);
+        rb = entryRanges(B.docs, runDocs(A, ra));
+      } else if (B.ndocs * FEW < Math.min(bucket.length, A.ndocs)) {
+        rb = rangesOf(B.docs);
+        ra = entryRanges(A.docs, runDocs(B, rb));
+      } else {
+        ra = rangesOf(A.docs);
+        rb = rangesOf(B.docs);
+      }
+      pairRanges(A, ra, B, rb, (d, a0, a1, b0, b1) => {
         if (out[d] === 0) return;
         if (typoAt !== null && (typoAt(d, left.id) !== ta || typoAt(d, right.id) !== tb)) return;
         const c = closestPair(A.fps, a0, a1, span, B.fps, b0, b1, byAttribute, weights);
