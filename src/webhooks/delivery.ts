@@ -72,12 +72,13 @@ export class WebhookDelivery {
     const attempts = this.opts.retryDelaysMs.length + 1;
     for (let attempt = 1; attempt <= attempts && !this.closed; attempt++) {
       let why: string;
+      const attemptSignal = this.attemptSignal();
       try {
         const r = await fetch(url, {
           method: 'POST',
           headers: { ...headers, 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' },
           body: item.body,
-          signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.opts.timeoutMs)]),
+          signal: attemptSignal.signal,
         });
         await r.arrayBuffer().catch(() => undefined);
         if (r.ok) {
@@ -93,6 +94,8 @@ export class WebhookDelivery {
       } catch (e) {
         if (this.closed) return;
         why = e instanceof Error && e.name === 'TimeoutError' ? `no answer within ${this.opts.timeoutMs} ms` : (e as Error).message;
+      } finally {
+        attemptSignal.done();
       }
       if (attempt === attempts) {
         this.opts.log.warn({ webhook: uuid, batchUid: item.batchUid, attempts, reason: why }, 'webhook notification failed');
@@ -103,6 +106,26 @@ export class WebhookDelivery {
         this.abort.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
       });
     }
+  }
+
+  /**
+   * One attempt's signal: aborted by close() or after the timeout. Not
+   * `AbortSignal.any([..., AbortSignal.timeout()])`: on Node 20 a garbage collection can
+   * drop the combined signal's timeout, and an attempt at a receiver that never answers then
+   * waits forever, holding up that webhook's queue for good.
+   */
+  private attemptSignal(): { signal: AbortSignal; done: () => void } {
+    const ac = new AbortController();
+    const onClose = () => ac.abort(this.abort.signal.reason);
+    this.abort.signal.addEventListener('abort', onClose, { once: true });
+    const timer = setTimeout(() => ac.abort(new DOMException(`no answer within ${this.opts.timeoutMs} ms`, 'TimeoutError')), this.opts.timeoutMs);
+    return {
+      signal: ac.signal,
+      done: () => {
+        clearTimeout(timer);
+        this.abort.signal.removeEventListener('abort', onClose);
+      },
+    };
   }
 
   /** Stops delivering: attempts in flight are aborted, waiting notifications dropped. */

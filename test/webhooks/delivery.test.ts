@@ -1,0 +1,53 @@
+// Webhook delivery against a receiver that never answers: each attempt ends at its timeout
+// even when garbage collections run meanwhile, and the notifications behind it go out.
+
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { gunzipSync } from 'node:zlib';
+import { expect, it } from 'vitest';
+import { WebhookDelivery } from '../../src/webhooks/delivery.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+it('times out an attempt at a receiver that never answers, collections or not, and delivers what follows', async () => {
+  const hanging: ServerResponse[] = [];
+  const delivered: number[] = [];
+  let requests = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      // The first batch's only attempt is never answered; the next ones are.
+      if (requests++ === 0) return void hanging.push(res);
+      delivered.push((JSON.parse(gunzipSync(Buffer.concat(chunks)).toString()) as { uid: number }).uid);
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const warned: unknown[] = [];
+  const delivery = new WebhookDelivery({
+    webhooks: () => [['hook', { url, headers: {} }]],
+    timeoutMs: 200,
+    retryDelaysMs: [],
+    log: { warn: (o) => warned.push(o), debug: () => undefined },
+  });
+  const collecting = setInterval(gc, 10);
+  try {
+    // One queue: the second and third notifications wait for the first one's attempt.
+    for (const batch of [1, 2, 3]) await delivery.batchFinished(batch, [{ uid: batch }]);
+    const until = Date.now() + 5_000;
+    while (delivered.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(delivered).toEqual([2, 3]);
+    expect(warned).toHaveLength(1);
+  } finally {
+    clearInterval(collecting);
+    delivery.close();
+    for (const res of hanging) res.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
