@@ -104,6 +104,11 @@ async function withCluster<T>(flags: string[], fn: (c: TestCluster, lead: number
   }
 }
 
+/** The round whose `ratio` is the median (the upper of the two middle ones for an even count). */
+function medianRound<T>(rounds: readonly T[], ratio: (r: T) => number): T {
+  return [...rounds].sort((a, b) => ratio(a) - ratio(b))[Math.floor(rounds.length / 2)]!;
+}
+
 export async function benchOverhead(docs: SynsetDoc[]): Promise<void> {
   // Every node is polled for the last task alike, with local reads: a consistent read on a
   // follower would add its read index round trips to what is measured.
@@ -145,7 +150,7 @@ export async function benchOverhead(docs: SynsetDoc[]): Promise<void> {
     );
   }
   const ratio = (r: (typeof rounds)[number]) => sum(r.cluster) / (3 * r.single);
-  const mid = [...rounds].sort((a, b) => ratio(a) - ratio(b))[Math.floor(rounds.length / 2)]!;
+  const mid = medianRound(rounds, ratio);
   console.log(`  median round: cluster / (3 x single alone) = ${ratio(mid).toFixed(2)}, cluster / (three side by side) = ${(sum(mid.cluster) / sum(mid.side)).toFixed(2)}   target <= 1.10`);
 }
 
@@ -183,7 +188,7 @@ export async function benchPinned(docs: SynsetDoc[]): Promise<void> {
       `  round ${i + 1}: single node on core 0 ${r.single.toFixed(0)} docs/s; leader on core 0, followers on core 1: processed by the leader at ${r.leader.toFixed(0)} docs/s (${pctOf(r.leader, r.single)}), reported finished at ${r.reported.toFixed(0)} docs/s (${pctOf(r.reported, r.single)})`,
     );
   }
-  const mid = [...rounds].sort((a, b) => a.leader / a.single - b.leader / b.single)[Math.floor(rounds.length / 2)]!;
+  const mid = medianRound(rounds, (r) => r.leader / r.single);
   console.log(`  median round: leader at ${pctOf(mid.leader, mid.single)} of single   target >= 80%; reported finished (the followers, sharing a core, have it too) at ${pctOf(mid.reported, mid.single)}`);
 }
 
