@@ -88,17 +88,17 @@ function keptPairCosts(
   const key = `paircosts:${sa.wordId}:${sb.wordId}:${byAttribute ? 1 : 0}:${weights.join(',')}`;
   const kept = memo.get(key) as KeptPairCosts | undefined;
   if (kept !== undefined) return kept;
-  if (bucket * 4 < Math.min(A.ndocs, B.ndocs)) return null;
-  const budget = (memo.get(KEPT_PAIR_BUDGET) as { docs: number } | undefined) ?? { docs: 0 };
   const most = Math.min(A.ndocs, B.ndocs);
+  if (bucket * 4 < most) return null;
+  const budget = (memo.get(KEPT_PAIR_BUDGET) as { docs: number } | undefined) ?? { docs: 0 };
   if (budget.docs + most > KEPT_PAIR_BUDGET_DOCS) return null;
   const docs = new Uint32Array(most);
   const costs = new Uint8Array(most);
   let n = 0;
-  // Every run of the smaller list; of the larger, those of the smaller's documents.
-  const aSmall = A.ndocs <= B.ndocs;
-  const ra = aSmall ? allRuns(A.docs) : entryRanges(A.docs, distinctDocs(B.docs));
-  const rb = aSmall ? entryRanges(B.docs, distinctDocs(A.docs)) : allRuns(B.docs);
+  // The runs of the smaller list's documents, in both lists.
+  const smaller = distinctDocs((A.ndocs <= B.ndocs ? A : B).docs);
+  const ra = entryRanges(A.docs, smaller);
+  const rb = entryRanges(B.docs, smaller);
   pairRanges(A, ra, B, rb, (d, a0, a1, b0, b1) => {
     const c = closestPair(A.fps, a0, a1, 0, B.fps, b0, b1, byAttribute, weights);
     if (c < MAX_PAIR_COST) (docs[n] = d), (costs[n++] = c);
@@ -107,19 +107,6 @@ function keptPairCosts(
   budget.docs += n;
   memo.set(KEPT_PAIR_BUDGET, budget);
   memo.set(key, out);
-  return out;
-}
-
-/** [start, end) of every document's entries in a list (ascending docids, a document's entries together). */
-function allRuns(list: Uint32Array): Uint32Array {
-  const out = new Uint32Array(2 * distinctDocs(list).length);
-  let n = 0;
-  for (let i = 0; i < list.length; ) {
-    const d = list[i]!;
-    out[n++] = i;
-    while (++i < list.length && list[i] === d);
-    out[n++] = i;
-  }
   return out;
 }
 
