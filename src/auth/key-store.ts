@@ -102,6 +102,15 @@ export class KeyStore implements ConfigHandler {
     return this.entries.get(uid)?.key;
   }
 
+  /**
+   * Whether key `uid` still exists and had not expired at `at`. A key's actions and indexes
+   * never change once created, so this is all a command made with it needs checked again.
+   */
+  authorizes(uid: string, at: number): boolean {
+    const key = this.get(uid);
+    return key !== undefined && (key.expiresAt === null || at < key.expiresAt);
+  }
+
   /** Expanded actions of a key (wildcards resolved), cached per key. */
   granted(uid: string): ReadonlySet<string> {
     return this.entries.get(uid)?.granted ?? new Set();

@@ -22,9 +22,11 @@ export interface Grant {
   mayCreateIndexes: boolean;
   /** The key's actions, wildcards expanded; null for every action. */
   actions: ReadonlySet<string> | null;
+  /** The API key's uid (a tenant token's parent key); null for the master key, or none. */
+  keyUid: string | null;
 }
 
-const OPEN: Grant = { keyIndexes: null, rules: null, mayCreateIndexes: true, actions: null };
+const OPEN: Grant = { keyIndexes: null, rules: null, mayCreateIndexes: true, actions: null, keyUid: null };
 const grants = new WeakMap<FastifyRequest, Grant>();
 const tokens = new WeakMap<FastifyRequest, string>();
 
@@ -102,6 +104,7 @@ export async function authenticate(keys: KeyStore, token: string, action: string
     rules,
     mayCreateIndexes: keys.granted(key.uid).has('indexes.create'),
     actions: keys.granted(key.uid),
+    keyUid: key.uid,
   };
 }
 

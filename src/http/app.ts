@@ -5,7 +5,7 @@ import compress from '@fastify/compress';
 import { authHook, logSafeRequest } from '../auth/request-auth.js';
 import { ApiError, errorBody } from '../errors/api-error.js';
 import { instrumentHttp } from '../metrics/sources.js';
-import { runWithLogger } from '../util/log-context.js';
+import { runWithLogger } from '../util/request-context.js';
 import { uuidv7 } from '../util/uuid.js';
 import { clientErrorAnswer, fromFastifyError, sendApiError, unsupportedTransferEncoding, writeSocketError } from './framework-errors.js';
 import type { AppContext } from './context.js';

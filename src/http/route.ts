@@ -3,7 +3,8 @@ import { assertIndexUid } from '../engine/indexes/index-uid.js';
 import type { ErrorCode } from '../errors/codes.js';
 import { jsonBodyAndText } from './body.js';
 import type { FieldDef, FieldsOf, ObjectSchema, Schema } from './schema.js';
-import { assertActionGranted } from '../auth/request-auth.js';
+import { assertActionGranted, requestGrant } from '../auth/request-auth.js';
+import { runWithAuthority } from '../util/request-context.js';
 
 /** A route as the OpenAPI document describes it. */
 export interface RouteDoc {
@@ -118,7 +119,8 @@ export function route<F extends Record<string, FieldDef> = Record<string, never>
         precheck?.(raw, text);
         body = read === 'checked' && def.body ? def.body.parse(raw, { path: '', code: bodyCode ?? 'bad_request', mode: 'json' }) : raw;
       }
-      const out = await handler(req, reply, { uid, query, body: body as B });
+      // The commands the handler makes carry the key that authorized it (see request-context.ts).
+      const out = await runWithAuthority(req.log, requestGrant(req).keyUid, () => handler(req, reply, { uid, query, body: body as B }));
       if (reply.sent) return reply;
       reply.status(def.status);
       return out;

@@ -13,7 +13,7 @@ import {
   type Status,
 } from './core/index.js';
 import type { RaftLogStore } from './log-store.js';
-import { detached } from '../util/log-context.js';
+import { detached } from '../util/request-context.js';
 
 /** How the driver reaches other nodes. */
 export interface RaftTransport {

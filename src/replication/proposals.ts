@@ -89,6 +89,7 @@ export function encodeResult(r: ApplyResult): { resultJson: string; errorJson: s
   if (r.kind === 'config' && r.result instanceof ApiError) {
     return { resultJson: '', errorJson: JSON.stringify(r.result.toJSON()) };
   }
+  if (r.kind === 'refused') return { resultJson: JSON.stringify({ kind: 'refused', error: r.error.toJSON() }), errorJson: '' };
   return { resultJson: JSON.stringify(r), errorJson: '' };
 }
 
@@ -97,5 +98,7 @@ export function decodeResult(resultJson: string, errorJson: string): ApplyResult
     const e = JSON.parse(errorJson) as ErrorBody;
     return { kind: 'config', result: new ApiError(e.code as never, e.message) };
   }
-  return JSON.parse(resultJson) as ApplyResult;
+  const r = JSON.parse(resultJson) as ApplyResult | { kind: 'refused'; error: ErrorBody };
+  if (r.kind === 'refused' && !(r.error instanceof ApiError)) return { kind: 'refused', error: new ApiError(r.error.code as never, r.error.message) };
+  return r as ApplyResult;
 }

@@ -19,7 +19,7 @@ import { ExperimentalFeatures } from '../features/experimental-features.js';
 import { ensureDefaultKeys, KeyStore } from '../auth/key-store.js';
 import { Metrics } from '../metrics/metrics.js';
 import { connectEngine, connectRaft, connectSoftState, connectTasks, countEnqueued } from '../metrics/sources.js';
-import { loggerOr, type ContextLogger } from '../util/log-context.js';
+import { currentAuthority, loggerOr, type ContextLogger } from '../util/request-context.js';
 import { TaskQueue } from '../tasks/task-queue.js';
 import { isFinished, type TaskRecord } from '../tasks/task.js';
 import { BackupOutcomes } from '../backup/outcomes.js';
@@ -72,6 +72,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   sm.register(ExperimentalFeatures.COMMAND, features);
   const keys = new KeyStore(options.masterKey);
   sm.register(KeyStore.COMMAND, keys);
+  sm.checkAuthority((uid, at) => (keys.authorizes(uid, at) ? null : new ApiError('invalid_api_key', 'The provided API key is invalid.')));
   const backupOutcomes = new BackupOutcomes();
   sm.register(BackupOutcomes.COMMAND, backupOutcomes);
   sm.register(EmbeddingExchange.COMMAND, embeddings);
@@ -220,7 +221,9 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
     logs,
     startedAt: Date.now(),
     async enqueue(spec, payload) {
-      const r = await replicator.propose({ kind: 'enqueue', enqueuedAt: Date.now(), spec, ...(payload ? { payload } : {}) });
+      const authority = currentAuthority();
+      const r = await replicator.propose({ kind: 'enqueue', enqueuedAt: Date.now(), spec, ...(authority !== undefined ? { authority } : {}), ...(payload ? { payload } : {}) });
+      if (r.kind === 'refused') throw r.error;
       if (r.kind !== 'task') throw new Error('enqueue did not register a task');
       log.debug({ taskUid: r.task.uid, type: r.task.type, indexUid: r.task.indexUid }, 'task enqueued');
       return r.task;
@@ -234,7 +237,8 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
       }
     },
     async configure(name, op) {
-      const r = await replicator.propose({ kind: 'config', name, at: Date.now(), op });
+      const authority = currentAuthority();
+      const r = await replicator.propose({ kind: 'config', name, at: Date.now(), op, ...(authority !== undefined ? { authority } : {}) });
       if (r.kind !== 'config') throw new Error('config command was not applied as such');
       if (r.result instanceof ApiError) throw r.result;
       return r.result;

@@ -12,7 +12,7 @@ import { DECIDED_FINISH, PAYLOADS, PENDING, type PendingBatch, type TaskQueue } 
 import { isFinished, isIndexOperation, type TaskRecord } from './task.js';
 import { matchesTask, parseTaskFilter } from './task-filter.js';
 import { queryFromOriginalFilter } from './state-machine.js';
-import { detached } from '../util/log-context.js';
+import { detached } from '../util/request-context.js';
 import { formatDuration, StepTrace } from '../util/step-trace.js';
 import type { ErrorBody } from '../errors/api-error.js';
 

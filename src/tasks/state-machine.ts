@@ -8,6 +8,8 @@ import type { TaskRecord } from './task.js';
 
 export type ApplyResult =
   | { kind: 'task'; task: TaskRecord }
+  /** An enqueue whose authority was gone when the log reached it: no task was registered. */
+  | { kind: 'refused'; error: ApiError }
   | { kind: 'batch'; batchUid: number | null }
   | { kind: 'config'; result: unknown }
   | { kind: 'none' };
@@ -37,6 +39,14 @@ export function queryFromOriginalFilter(query: string): Record<string, string> {
  */
 export class TaskStateMachine {
   private readonly handlers = new Map<string, ConfigHandler>();
+  /**
+   * Whether the API key `keyUid` still authorizes a command made at `at` (null), or the
+   * refusal. A node checks the key when the request arrives, against what it has applied so
+   * far: a node behind the others may still know a key whose deletion the cluster already
+   * acknowledged. The log orders that deletion before the command, so checking again here
+   * refuses the command on every node alike.
+   */
+  private authorize: ((keyUid: string, at: number) => ApiError | null) | null = null;
 
   constructor(
     private readonly store: KvStore,
@@ -45,6 +55,11 @@ export class TaskStateMachine {
 
   register(name: string, handler: ConfigHandler): void {
     this.handlers.set(name, handler);
+  }
+
+  /** Sets the check of the API key commands carry (see `authorize`). */
+  checkAuthority(fn: (keyUid: string, at: number) => ApiError | null): void {
+    this.authorize = fn;
   }
 
   async loadHandlers(reader: KvReader): Promise<void> {
@@ -59,7 +74,11 @@ export class TaskStateMachine {
     const q = this.queue;
     const wb = this.store.batch();
     let result: ApplyResult = { kind: 'none' };
-    if (cmd.kind === 'enqueue') {
+    const refusal = (cmd.kind === 'enqueue' || cmd.kind === 'config') && cmd.authority !== undefined && this.authorize ? this.authorize(cmd.authority, cmd.kind === 'enqueue' ? cmd.enqueuedAt : cmd.at) : null;
+    if (refusal !== null) {
+      // Nothing of the command is applied; the entry still counts as applied.
+      result = cmd.kind === 'config' ? { kind: 'config', result: refusal } : { kind: 'refused', error: refusal };
+    } else if (cmd.kind === 'enqueue') {
       const spec = cmd.spec;
       const task: TaskRecord = {
         uid: q.nextTaskUid++,

@@ -119,6 +119,43 @@ describe('cluster security', () => {
       afterDelete.push(...(await useOnFollowers(key)));
     }
     expect(afterDelete.filter((x) => x !== 403)).toEqual([]);
+    // Writes too: a follower that had not applied the deletion when the write came in accepts
+    // it, but the log orders the deletion first, and every node refuses the write there.
+    const writeKey = async () => {
+      const created = await fetch(`${c.url(lead)}/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${master}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ actions: ['documents.add', 'indexes.create'], indexes: ['*'], expiresAt: null }),
+      });
+      expect(created.status).toBe(201);
+      return (await created.json()) as { key: string; uid: string };
+    };
+    const writeOnFollowers = (key: string, id: number) =>
+      Promise.all(
+        followers.map((f, k) =>
+          fetch(`${c.url(f)}/indexes/revoked/documents`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify([{ id: `${id}-${k}` }]),
+          }).then(async (r) => ({ status: r.status, body: (await r.json()) as { code?: string } })),
+        ),
+      );
+    const writesAfterDelete: { status: number; body: { code?: string } }[] = [];
+    let accepted = 0;
+    for (let k = 0; k < 30; k++) {
+      const { key, uid } = await writeKey();
+      accepted += (await writeOnFollowers(key, k)).filter((r) => r.status === 202).length;
+      const deleted = await fetch(`${c.url(lead)}/keys/${uid}`, { method: 'DELETE', headers: { authorization: `Bearer ${master}` } });
+      expect(deleted.status).toBe(204);
+      writesAfterDelete.push(...(await writeOnFollowers(key, 1000 + k)));
+    }
+    expect(accepted).toBe(60);
+    expect(writesAfterDelete.filter((r) => r.status !== 403 || r.body.code !== 'invalid_api_key')).toEqual([]);
+    // None of them became a task, on any node.
+    for (const i of [0, 1, 2]) {
+      const tasks = await fetch(`${c.url(i)}/tasks?indexUids=revoked&limit=1000`, { headers: { authorization: `Bearer ${master}` } });
+      expect(((await tasks.json()) as { total: number }).total).toBe(60);
+    }
     // A key no node knows is still refused, after the node caught up.
     const wrong = await fetch(`${c.url(followers[0]!)}/indexes`, { headers: { authorization: 'Bearer not-a-key' } });
     expect(wrong.status).toBe(403);

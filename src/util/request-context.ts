@@ -8,7 +8,14 @@ export interface ContextLogger {
   debug(obj: unknown, msg?: string): void;
 }
 
-const storage = new AsyncLocalStorage<ContextLogger>();
+/** What code below the HTTP layer may know of the request it serves. */
+interface RequestContext {
+  log: ContextLogger;
+  /** The uid of the API key that authorized the request; absent for the master key or none. */
+  authority?: string;
+}
+
+const storage = new AsyncLocalStorage<RequestContext>();
 
 /**
  * Runs `fn` with `log` as the logger of everything it starts, however deep: code below the HTTP
@@ -16,18 +23,32 @@ const storage = new AsyncLocalStorage<ContextLogger>();
  * being served, without a logger being passed down every call.
  */
 export function runWithLogger<T>(log: ContextLogger, fn: () => T): T {
-  return storage.run(log, fn);
+  return storage.run({ log }, fn);
 }
 
 /** The logger of the request being served, else `fallback`. */
 export function loggerOr(fallback: ContextLogger): ContextLogger {
-  return storage.getStore() ?? fallback;
+  return storage.getStore()?.log ?? fallback;
+}
+
+/**
+ * Runs `fn` on behalf of the API key `keyUid` (null: the master key, or an instance without
+ * one). The commands a request makes carry it through the log, so that every node refuses
+ * them alike once the key is gone (see the task state machine).
+ */
+export function runWithAuthority<T>(log: ContextLogger, keyUid: string | null, fn: () => T): T {
+  return storage.run(keyUid !== null ? { log, authority: keyUid } : { log }, fn);
+}
+
+/** The uid of the API key the request being served was authorized by, if any. */
+export function currentAuthority(): string | undefined {
+  return storage.getStore()?.authority;
 }
 
 /**
  * Runs `fn` outside any request. Background loops (the Raft driver, the batch executor) are
  * often kicked off by a request; without this they would inherit its context and tag their own
- * lines, which belong to no request, with that request's id.
+ * lines, which belong to no request, with that request's id, and make commands in its name.
  */
 export function detached<T>(fn: () => T): T {
   return storage.exit(fn);
