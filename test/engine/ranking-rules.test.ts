@@ -102,7 +102,7 @@ describe('proximity', () => {
     expect(withStages[6]).toHaveLength(15);
   });
 
-  it('ranks the same with the word-pair costs a state keeps as when it joins each bucket\'s entries', async () => {
+  it('ranks the same with the word-pair (and word-prefix) costs a state keeps as when it joins each bucket\'s entries', async () => {
     // "in" and "or" in every document, at seeded distances: their pair costs are kept by the
     // first query and read back by the next ones; a second state with no room left for kept
     // costs joins the entries every time.
@@ -121,10 +121,12 @@ describe('proximity', () => {
     const joined = await buildIndex(docs);
     joined.memo.set(KEPT_PAIR_BUDGET, { docs: Infinity });
     const pages = [[0, 10], [0, 1], [300, 20], [2500, 100]] as const;
-    const queries = ['in or', 'or in', 'in or lamp', 'lamp in or '];
+    // A short last word reads its indexed prefix list ("l" holds lamp and lamps), kept too.
+    const queries = ['in or', 'or in', 'in or lamp', 'lamp in or ', 'in l', 'or i', 'lamp in o'];
     const ranked = (s: typeof kept) => queries.flatMap((q) => pages.map(([offset, limit]) => search(s, q, { offset, limit }).hits.map((h) => [h.docid, h.score])));
     const first = ranked(kept);
     expect([...kept.memo.keys()].filter((k) => k.startsWith('paircosts:') && k !== KEPT_PAIR_BUDGET).length).toBeGreaterThan(0);
+    expect([...kept.memo.keys()].some((k) => /^paircosts:\d+:p\d+:/.test(k))).toBe(true);
     expect([...joined.memo.keys()].some((k) => k.startsWith('paircosts:') && k !== KEPT_PAIR_BUDGET)).toBe(false);
     expect(ranked(kept)).toEqual(first);
     expect(ranked(joined)).toEqual(first);

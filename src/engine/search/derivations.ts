@@ -21,6 +21,8 @@ export interface Source {
   wordId: number;
   /** An indexed-prefix list: first positions of every word with the prefix. */
   prefixList?: boolean;
+  /** The indexed prefix's id, with `prefixList`. */
+  prefixId?: number;
 }
 
 export interface Unit {
@@ -228,7 +230,7 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
     const listed = list === undefined ? null : prefixPosting(state, list);
     if (listed && (INDEXED_PREFIX_LENGTHS as readonly number[]).includes(chars)) {
       const p = listed;
-      if (p.docs.length > 0) sources.push({ posting: p, typo: 0, exact: false, wordId: -1, prefixList: true });
+      if (p.docs.length > 0) sources.push({ posting: p, typo: 0, exact: false, wordId: -1, prefixList: true, prefixId: list! });
     } else {
       const [lo, hi] = sorted.prefixRange(word);
       for (let i = lo; i < hi; i++) {

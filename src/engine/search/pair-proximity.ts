@@ -59,6 +59,12 @@ export function closestPair(
   return best;
 }
 
+/** What identifies a source's list within a state: its word, or its indexed prefix; null for others (splits, phrases). */
+function listKey(s: Source): string | null {
+  if (s.wordId >= 0) return String(s.wordId);
+  return s.prefixList && s.prefixId !== undefined ? `p${s.prefixId}` : null;
+}
+
 /** Word pairs whose costs a state keeps: both words in at least this many documents. */
 const KEPT_PAIR_MIN_DOCS = 2048;
 /** Documents of kept pair costs per state, over all pairs (5 bytes each). */
@@ -74,7 +80,8 @@ interface KeptPairCosts {
 
 /**
  * The costs of word `a` then word `b` in every document, kept per state: the common words of
- * a query ("of the", "to a") are paired by query after query, in buckets of tens of thousands
+ * a query ("of the", "to a", and a short last word's indexed prefix list, "this is a…") are
+ * paired by query after query, in buckets of tens of thousands
  * of documents that would each time be joined again from both lists. Computed from the whole
  * lists, and only when the bucket covers a good part of the smaller one (else the join of the
  * bucket's entries costs less than the whole); null when not kept.
@@ -84,8 +91,11 @@ function keptPairCosts(
 ): KeptPairCosts | null {
   const A = sa.posting;
   const B = sb.posting;
-  if (sa.wordId < 0 || sb.wordId < 0 || A.ndocs < KEPT_PAIR_MIN_DOCS || B.ndocs < KEPT_PAIR_MIN_DOCS) return null;
-  const key = `paircosts:${sa.wordId}:${sb.wordId}:${byAttribute ? 1 : 0}:${weights.join(',')}`;
+  if (A.ndocs < KEPT_PAIR_MIN_DOCS || B.ndocs < KEPT_PAIR_MIN_DOCS) return null;
+  const ka = listKey(sa);
+  const kb = listKey(sb);
+  if (ka === null || kb === null) return null;
+  const key = `paircosts:${ka}:${kb}:${byAttribute ? 1 : 0}:${weights.join(',')}`;
   const kept = memo.get(key) as KeptPairCosts | undefined;
   if (kept !== undefined) return kept;
   const most = Math.min(A.ndocs, B.ndocs);
