@@ -101,9 +101,10 @@ export class TestCluster {
   private filters: Filter[] = [];
   private cut = new Set<string>();
 
-  constructor(ids: NodeId[], opts: NodeOptions = {}, seed = 1) {
+  /** `perNode`: options of one node over `opts` (nodes configured differently). */
+  constructor(ids: NodeId[], opts: NodeOptions = {}, seed = 1, perNode: (id: NodeId) => NodeOptions = () => ({})) {
     ids.forEach((id, i) => {
-      const node = new TestNode(id, { rand: mulberry32(seed * 100 + i), ...opts });
+      const node = new TestNode(id, { rand: mulberry32(seed * 100 + i), ...opts, ...perNode(id) });
       node.rn.bootstrap(ids);
       this.nodes.set(id, node);
     });

@@ -7,10 +7,10 @@ import { TestCluster } from './helpers.js';
 
 const LEASE = 100;
 
-/** A cluster on one manual clock; n1 leads and both followers hold leases. */
-function leased(ids = ['n1', 'n2', 'n3'], followerLeaseMs = LEASE) {
+/** A cluster on one manual clock; n1 leads and both followers hold leases. `lengths`: a node's own lease length. */
+function leased(ids = ['n1', 'n2', 'n3'], followerLeaseMs = LEASE, lengths: Record<string, number> = {}) {
   const clock = { now: 1_000 };
-  const c = new TestCluster(ids, { followerLeaseMs, clock: () => clock.now });
+  const c = new TestCluster(ids, { followerLeaseMs, clock: () => clock.now }, 1, (id) => (id in lengths ? { followerLeaseMs: lengths[id]! } : {}));
   c.campaign('n1');
   // The new leader treats every voter as leased for a while: let that pass, then a
   // heartbeat for the followers' tagged replies and one that grants on them.
@@ -90,6 +90,30 @@ describe('follower read leases', () => {
     expect(c.leader()).toBe('n2');
     expect(c.node('n3').rn.leaseRead()).not.toBeNull();
     expectHeldUntilLeaseEnds(c, clock, 'n2', 'b', clock.now);
+  });
+
+  it('holds a follower configured with a longer lease to the length its leader counts', () => {
+    const { c, clock } = leased(['n1', 'n2', 'n3'], LEASE, { n3: LEASE * 10 });
+    const { index } = c.propose('n1', 'a');
+    c.tick('n1');
+    const granted = c.delivered.filter((m) => m.type === 'heartbeat' && m.to === 'n3' && m.lease > 0).at(-1)!;
+    expect(granted).toMatchObject({ leaseMs: LEASE });
+    expect(c.node('n3').rn.leaseRead()).toMatchObject({ index });
+    // n3's reply left before the grant: its lease ends within LEASE of now, not 10 x LEASE.
+    clock.now += LEASE;
+    expect(c.node('n3').rn.leaseRead()).toBeNull();
+  });
+
+  it('makes a new leader with shorter leases, or none, wait for the longer ones its predecessor granted', () => {
+    for (const own of [LEASE / 4, 0]) {
+      const { c, clock } = leased(['n1', 'n2', 'n3'], LEASE, { n2: own });
+      c.drop((m) => m.to === 'n3' || m.from === 'n3');
+      c.node('n1').rn.transferLeadership('n2');
+      c.stabilize();
+      expect(c.leader()).toBe('n2');
+      expect(c.node('n3').rn.leaseRead()).not.toBeNull();
+      expectHeldUntilLeaseEnds(c, clock, 'n2', 'b', clock.now);
+    }
   });
 
   it('drops a lease when the follower’s term changes', () => {

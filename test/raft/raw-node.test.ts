@@ -26,7 +26,7 @@ describe('RawNode contract', () => {
   it('insists on ready() then advance()', () => {
     const { rn } = follower();
     expect(() => rn.advance()).toThrow(/without a Ready/);
-    rn.step({ type: 'heartbeat', from: 'a', to: 'b', term: 2, commit: 0, ctx: 0, lease: 0 });
+    rn.step({ type: 'heartbeat', from: 'a', to: 'b', term: 2, commit: 0, ctx: 0, lease: 0, leaseMs: 0 });
     rn.ready();
     expect(rn.hasReady()).toBe(false);
     expect(() => rn.ready()).toThrow(/before advance/);
@@ -36,7 +36,7 @@ describe('RawNode contract', () => {
 
   it('ignores a message addressed to another node', () => {
     const { rn } = follower();
-    rn.step({ type: 'heartbeat', from: 'a', to: 'c', term: 7, commit: 0, ctx: 0, lease: 0 });
+    rn.step({ type: 'heartbeat', from: 'a', to: 'c', term: 7, commit: 0, ctx: 0, lease: 0, leaseMs: 0 });
     expect(rn.status().term).toBe(1);
   });
 
@@ -72,7 +72,7 @@ describe('RawNode contract', () => {
     expect(withEntries.mustSync).toBe(true);
     storage.append(withEntries.entries);
     rn.advance();
-    rn.step({ type: 'heartbeat', from: 'a', to: 'b', term: 2, commit: 4, ctx: 0, lease: 0 });
+    rn.step({ type: 'heartbeat', from: 'a', to: 'b', term: 2, commit: 4, ctx: 0, lease: 0, leaseMs: 0 });
     const commitOnly = rn.ready();
     expect(commitOnly.hardState?.commit).toBe(4);
     expect(commitOnly.mustSync).toBe(false);

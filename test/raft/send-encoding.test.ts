@@ -31,7 +31,7 @@ function message(r: () => number): RaftMessage {
     }));
     return { from: id(), to: id(), body: { $case: 'appendEntries', value: { term: big(), prevLogIndex: big(), prevLogTerm: big(), entries, commit: big() } } };
   }
-  if (kind < 0.8) return { from: id(), to: id(), body: { $case: 'heartbeat', value: { term: big(), commit: big(), context: Buffer.alloc(r() < 0.5 ? 0 : 8, 3), lease: r() < 0.5 ? 0 : big() } } };
+  if (kind < 0.8) return { from: id(), to: id(), body: { $case: 'heartbeat', value: { term: big(), commit: big(), context: Buffer.alloc(r() < 0.5 ? 0 : 8, 3), lease: r() < 0.5 ? 0 : big(), leaseMs: r() < 0.5 ? 0 : big() } } };
   if (kind < 0.9) return { from: id(), to: id(), body: undefined };
   return { from: id(), to: id(), body: { $case: 'appendEntriesResponse', value: { term: big(), index: big(), reject: r() < 0.5, rejectHint: big(), rejectHintTerm: big() } } };
 }

@@ -23,6 +23,10 @@
 //   fewer voters, and not while a membership change is pending.
 // - A member removed from the configuration may still hold a lease: commits wait for
 //   its lease to end (ProgressTracker.departedLeases).
+// - Nodes may be configured with different lengths (a rolling change of `--read-lease`).
+//   Each heartbeat carries the leader's length: a follower's lease lasts no longer than
+//   the leader counts it, and a new leader's every-voter period lasts as long as the
+//   longest length any leader told it of, even with its own leases off.
 // - A follower may decline leases (RawNode.wantLeases): its replies then carry no tag, the
 //   leader stops renewing, and what it holds runs out. Holding the leader's commits back
 //   until a busy follower has written them would slow every write while it indexes.
@@ -89,11 +93,21 @@ export function grantLease(r: Raft, id: NodeId, pr: Progress): number {
   return pr.leaseSeq;
 }
 
+/**
+ * How long after taking office a leader counts every voter as leased: the longest lease a
+ * predecessor may have granted, its own length or a longer one a leader told it of (nodes
+ * configured differently, as during a rolling change of `--read-lease`).
+ */
+function inheritedLeaseMs(r: Raft): number {
+  return Math.max(r.cfg.followerLeaseMs, r.heardLeaseMs) * LEASE_MARGIN;
+}
+
 /** On the leader: the highest index the commit index may reach without breaking a lease. */
 export function leaseCommitBound(r: Raft): number {
-  if (!leasesOn(r)) return Infinity;
+  const inherited = inheritedLeaseMs(r);
+  if (inherited === 0) return Infinity;
   const now = r.cfg.clock();
-  const everyone = now < r.leaderSince + r.cfg.followerLeaseMs * LEASE_MARGIN;
+  const everyone = now < r.leaderSince + inherited;
   let bound = Infinity;
   // Learners too: one may be a voter demoted while it held a lease.
   for (const [id, pr] of r.tracker.progress) {
@@ -109,5 +123,5 @@ export function leaseCommitBound(r: Raft): number {
 
 /** Whether a lease may be holding the commit index back, so that its end must be watched for. */
 export function leaseMayHoldCommit(r: Raft): boolean {
-  return leasesOn(r) && r.log.committed < r.tracker.committed();
+  return inheritedLeaseMs(r) > 0 && r.log.committed < r.tracker.committed();
 }

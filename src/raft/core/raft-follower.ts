@@ -95,8 +95,10 @@ function handleAppend(r: Raft, m: AppendMessage): void {
 
 function handleHeartbeat(r: Raft, m: HeartbeatMessage): void {
   r.log.commitTo(m.commit);
+  if (m.leaseMs > r.heardLeaseMs) r.heardLeaseMs = m.leaseMs;
   const leases = r.cfg.followerLeaseMs > 0 && r.role === 'follower' && r.leaseWanted;
-  if (leases && m.lease > 0) r.lease.granted(m.lease, r.cfg.followerLeaseMs);
+  // The leader counts its own length: a follower configured longer holds the leader's.
+  if (leases && m.lease > 0) r.lease.granted(m.lease, m.leaseMs > 0 ? Math.min(m.leaseMs, r.cfg.followerLeaseMs) : r.cfg.followerLeaseMs);
   const seq = leases ? r.lease.tag(r.cfg.clock()) : 0;
   r.send({ type: 'heartbeatResp', from: r.id, to: m.from, term: r.term, ctx: m.ctx, seq });
 }

@@ -63,7 +63,7 @@ function bcastHeartbeat(r: Raft, ctx = r.readOnly.pendingId()): void {
     if (id === r.id) continue;
     // Never tell a follower to commit past what it is known to hold.
     const commit = Math.min(pr.match, r.log.committed);
-    r.send({ type: 'heartbeat', from: r.id, to: id, term: r.term, commit, ctx, lease: grantLease(r, id, pr) });
+    r.send({ type: 'heartbeat', from: r.id, to: id, term: r.term, commit, ctx, lease: grantLease(r, id, pr), leaseMs: r.cfg.followerLeaseMs });
   }
 }
 

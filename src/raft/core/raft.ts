@@ -74,6 +74,8 @@ export class Raft {
   leaseWanted = true;
   /** As a leader: when it took office (clock), for the leases its predecessor may have granted. */
   leaderSince = -Infinity;
+  /** The longest lease length a leader told this node of (ms): how long a predecessor's leases may last. */
+  heardLeaseMs = 0;
 
   constructor(cfg: ResolvedConfig) {
     this.id = cfg.id;

@@ -140,6 +140,8 @@ export interface HeartbeatMessage extends MessageBase {
   ctx: number;
   /** A read lease granted from the follower's reply tagged `lease` (0: none; see lease.ts). */
   lease: number;
+  /** The leader's lease length (ms; 0: leases off, or not told), which bounds the follower's. */
+  leaseMs: number;
 }
 
 export interface HeartbeatRespMessage extends MessageBase {

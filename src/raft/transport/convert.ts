@@ -75,7 +75,7 @@ export function toPb(m: Message): RaftMessage {
         },
       };
     case 'heartbeat':
-      return { ...base, body: { $case: 'heartbeat', value: { term: m.term, commit: m.commit, context: ctxToPb(m.ctx), lease: m.lease } } };
+      return { ...base, body: { $case: 'heartbeat', value: { term: m.term, commit: m.commit, context: ctxToPb(m.ctx), lease: m.lease, leaseMs: m.leaseMs } } };
     case 'heartbeatResp':
       return { ...base, body: { $case: 'heartbeatResponse', value: { term: m.term, context: ctxToPb(m.ctx), seq: m.seq } } };
     case 'readIndex':
@@ -131,7 +131,7 @@ export function fromPb(p: RaftMessage): Message | null {
         hintTerm: b.value.rejectHintTerm,
       };
     case 'heartbeat':
-      return { ...base, type: 'heartbeat', term: b.value.term, commit: b.value.commit, ctx: ctxFromPb(b.value.context), lease: b.value.lease };
+      return { ...base, type: 'heartbeat', term: b.value.term, commit: b.value.commit, ctx: ctxFromPb(b.value.context), lease: b.value.lease, leaseMs: b.value.leaseMs };
     case 'heartbeatResponse':
       return { ...base, type: 'heartbeatResp', term: b.value.term, ctx: ctxFromPb(b.value.context), seq: b.value.seq };
     case 'readIndex':
