@@ -91,12 +91,20 @@ export class Simulation {
   private readonly newLeaderFaultRate: number;
   /** Whether nodes keep stepping while a Ready is being persisted. */
   readonly asyncDriver: boolean;
+  /**
+   * Per-node lease lengths (nodes configured differently, as in a rolling change of
+   * `--read-lease`), drawn from their own generator so that the other draws stay as they were.
+   */
+  private readonly leaseRand: Rand;
+  private readonly mixedLeases: boolean;
 
   constructor(opts: SimOptions) {
     this.opts = { chaosMs: 2500, convergeTicks: 400, trace: false, ...opts };
     this.rand = mulberry32(opts.seed);
     this.net = new Network(mulberry32(opts.seed ^ 0x5bd1e995));
     this.raftOpts = randomRaftOptions(this.rand);
+    this.leaseRand = mulberry32(opts.seed ^ 0x1ea5e);
+    this.mixedLeases = this.leaseRand() < 0.3;
     this.crashAfterPersistRate = this.rand() < 0.25 ? 0.002 : 0.02;
     this.newLeaderFaultRate = this.rand() < 0.25 ? 0 : 0.4;
     this.asyncDriver = this.rand() < 0.5;
@@ -117,7 +125,8 @@ export class Simulation {
   addNode(id: NodeId): SimNode {
     // Clocks drift by up to ±10%: ticks come every 9 to 11 ms, and the node's clock runs as they do.
     const tickEvery = TICK_MS * (0.9 + 0.2 * this.rand());
-    const node = new SimNode(id, this.raftOpts, this.opts.seed * 131 + this.nodes.size, () => (this.now * TICK_MS) / tickEvery);
+    const own = this.mixedLeases ? { followerLeaseMs: this.leaseRand() < 0.25 ? 0 : randInt(this.leaseRand, 15, 90) } : {};
+    const node = new SimNode(id, { ...this.raftOpts, ...own }, this.opts.seed * 131 + this.nodes.size, () => (this.now * TICK_MS) / tickEvery);
     this.nodes.set(id, node);
     this.drift.set(id, tickEvery);
     return node;
