@@ -81,15 +81,17 @@ describe('follower read leases', () => {
     expect(c.node('n2').applied).toContain('a');
   });
 
-  it('makes a new leader wait for the leases its predecessor may have granted', () => {
-    const { c, clock } = leased();
-    // n3 still holds its lease from n1 and hears nothing more; n1 hands over to n2.
-    c.drop((m) => m.to === 'n3' || m.from === 'n3');
-    c.node('n1').rn.transferLeadership('n2');
-    c.stabilize();
-    expect(c.leader()).toBe('n2');
-    expect(c.node('n3').rn.leaseRead()).not.toBeNull();
-    expectHeldUntilLeaseEnds(c, clock, 'n2', 'b', clock.now);
+  it('makes a new leader wait for the leases its predecessor may have granted, even with shorter leases of its own, or none', () => {
+    for (const own of [LEASE, LEASE / 4, 0]) {
+      const { c, clock } = leased(['n1', 'n2', 'n3'], LEASE, { n2: own });
+      // n3 still holds its lease from n1 and hears nothing more; n1 hands over to n2.
+      c.drop((m) => m.to === 'n3' || m.from === 'n3');
+      c.node('n1').rn.transferLeadership('n2');
+      c.stabilize();
+      expect(c.leader()).toBe('n2');
+      expect(c.node('n3').rn.leaseRead()).not.toBeNull();
+      expectHeldUntilLeaseEnds(c, clock, 'n2', 'b', clock.now);
+    }
   });
 
   it('holds a follower configured with a longer lease to the length its leader counts', () => {
@@ -102,18 +104,6 @@ describe('follower read leases', () => {
     // n3's reply left before the grant: its lease ends within LEASE of now, not 10 x LEASE.
     clock.now += LEASE;
     expect(c.node('n3').rn.leaseRead()).toBeNull();
-  });
-
-  it('makes a new leader with shorter leases, or none, wait for the longer ones its predecessor granted', () => {
-    for (const own of [LEASE / 4, 0]) {
-      const { c, clock } = leased(['n1', 'n2', 'n3'], LEASE, { n2: own });
-      c.drop((m) => m.to === 'n3' || m.from === 'n3');
-      c.node('n1').rn.transferLeadership('n2');
-      c.stabilize();
-      expect(c.leader()).toBe('n2');
-      expect(c.node('n3').rn.leaseRead()).not.toBeNull();
-      expectHeldUntilLeaseEnds(c, clock, 'n2', 'b', clock.now);
-    }
   });
 
   it('drops a lease when the follower’s term changes', () => {
