@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Authority } from '../util/request-context.js';
 import { ApiError } from '../errors/api-error.js';
 import { KeySpace } from '../store/keys.js';
 import type { KvReader, WriteBatch } from '../store/kv.js';
@@ -103,12 +104,13 @@ export class KeyStore implements ConfigHandler {
   }
 
   /**
-   * Whether key `uid` still exists and had not expired at `at`. A key's actions and indexes
-   * never change once created, so this is all a command made with it needs checked again.
+   * Whether the key a command was made with still exists (the same key, not one created
+   * again under its uid) and had not expired at `at`. A key's actions and indexes never change
+   * once created, so this is all such a command needs checked again.
    */
-  authorizes(uid: string, at: number): boolean {
-    const key = this.get(uid);
-    return key !== undefined && (key.expiresAt === null || at < key.expiresAt);
+  authorizes(authority: Authority, at: number): boolean {
+    const key = this.get(authority.key);
+    return key !== undefined && key.createdAt === authority.createdAt && (key.expiresAt === null || at < key.expiresAt);
   }
 
   /** Expanded actions of a key (wildcards resolved), cached per key. */

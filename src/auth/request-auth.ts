@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { anyPatternMatches } from './actions.js';
 import type { KeyStore } from './key-store.js';
+import type { Authority } from '../util/request-context.js';
 import { andFilters, readTenantToken, ruleFilter, rulePatterns, rulesAllowIndex, type SearchRules } from './tenant-token.js';
 
 /**
@@ -22,11 +23,11 @@ export interface Grant {
   mayCreateIndexes: boolean;
   /** The key's actions, wildcards expanded; null for every action. */
   actions: ReadonlySet<string> | null;
-  /** The API key's uid (a tenant token's parent key); null for the master key, or none. */
-  keyUid: string | null;
+  /** The API key (a tenant token's parent key); null for the master key, or none. */
+  authority: Authority | null;
 }
 
-const OPEN: Grant = { keyIndexes: null, rules: null, mayCreateIndexes: true, actions: null, keyUid: null };
+const OPEN: Grant = { keyIndexes: null, rules: null, mayCreateIndexes: true, actions: null, authority: null };
 const grants = new WeakMap<FastifyRequest, Grant>();
 const tokens = new WeakMap<FastifyRequest, string>();
 
@@ -104,7 +105,7 @@ export async function authenticate(keys: KeyStore, token: string, action: string
     rules,
     mayCreateIndexes: keys.granted(key.uid).has('indexes.create'),
     actions: keys.granted(key.uid),
-    keyUid: key.uid,
+    authority: { key: key.uid, createdAt: key.createdAt },
   };
 }
 

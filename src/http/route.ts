@@ -120,7 +120,7 @@ export function route<F extends Record<string, FieldDef> = Record<string, never>
         body = read === 'checked' && def.body ? def.body.parse(raw, { path: '', code: bodyCode ?? 'bad_request', mode: 'json' }) : raw;
       }
       // The commands the handler makes carry the key that authorized it (see request-context.ts).
-      const out = await runWithAuthority(req.log, requestGrant(req).keyUid, () => handler(req, reply, { uid, query, body: body as B }));
+      const out = await runWithAuthority(req.log, requestGrant(req).authority, () => handler(req, reply, { uid, query, body: body as B }));
       if (reply.sent) return reply;
       reply.status(def.status);
       return out;

@@ -72,7 +72,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   sm.register(ExperimentalFeatures.COMMAND, features);
   const keys = new KeyStore(options.masterKey);
   sm.register(KeyStore.COMMAND, keys);
-  sm.checkAuthority((uid, at) => (keys.authorizes(uid, at) ? null : new ApiError('invalid_api_key', 'The provided API key is invalid.')));
+  sm.checkAuthority((authority, at) => (keys.authorizes(authority, at) ? null : new ApiError('invalid_api_key', 'The provided API key is invalid.')));
   const backupOutcomes = new BackupOutcomes();
   sm.register(BackupOutcomes.COMMAND, backupOutcomes);
   sm.register(EmbeddingExchange.COMMAND, embeddings);

@@ -1,20 +1,21 @@
 import type { TaskNetwork, TaskSpec } from './task.js';
 import type { ResumeOutcome } from '../engine/apply/types.js';
+import type { Authority } from '../util/request-context.js';
 
 /** What goes into the replicated log. Applying the same commands in order gives the same state. */
 export type Command =
   /**
-   * `authority`: the uid of the API key the request was made with (absent for the master key,
-   * or for the node's own tasks); the command is refused at apply when that key is gone.
+   * `authority`: the API key the request was made with (absent for the master key, or for the
+   * node's own tasks); the command is refused at apply when that key is gone.
    */
-  | { kind: 'enqueue'; enqueuedAt: number; spec: TaskSpec; payload?: Buffer; authority?: string }
+  | { kind: 'enqueue'; enqueuedAt: number; spec: TaskSpec; payload?: Buffer; authority?: Authority }
   /**
    * The next batch (none when `taskUids` is empty), and the leader's finish times of batches it
    * finished before: decided before any later batch runs, so filters on them agree everywhere.
    */
   | { kind: 'batch'; startedAt: number; taskUids: number[]; reason: string; finished?: [batchUid: number, finishedAt: number][] }
   /** A change to node-wide state that is not a task (API keys, experimental features): applied at once. */
-  | { kind: 'config'; name: string; at: number; op: unknown; authority?: string }
+  | { kind: 'config'; name: string; at: number; op: unknown; authority?: Authority }
   /** A task's place in the network, known once its write was sent on (or came from the leader). */
   | { kind: 'taskNetwork'; taskUid: number; network: TaskNetwork }
   /**

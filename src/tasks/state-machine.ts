@@ -5,6 +5,7 @@ import { matchesTask, parseTaskFilter, registrationFilter } from './task-filter.
 import { anyPatternMatches } from '../engine/indexes/index-uid.js';
 import { PAYLOADS, PENDING, type PendingBatch, TaskQueue } from './task-queue.js';
 import type { TaskRecord } from './task.js';
+import type { Authority } from '../util/request-context.js';
 
 export type ApplyResult =
   | { kind: 'task'; task: TaskRecord }
@@ -40,13 +41,13 @@ export function queryFromOriginalFilter(query: string): Record<string, string> {
 export class TaskStateMachine {
   private readonly handlers = new Map<string, ConfigHandler>();
   /**
-   * Whether the API key `keyUid` still authorizes a command made at `at` (null), or the
+   * Whether an API key still authorizes a command made at `at` (null), or the
    * refusal. A node checks the key when the request arrives, against what it has applied so
    * far: a node behind the others may still know a key whose deletion the cluster already
    * acknowledged. The log orders that deletion before the command, so checking again here
    * refuses the command on every node alike.
    */
-  private authorize: ((keyUid: string, at: number) => ApiError | null) | null = null;
+  private authorize: ((authority: Authority, at: number) => ApiError | null) | null = null;
 
   constructor(
     private readonly store: KvStore,
@@ -58,7 +59,7 @@ export class TaskStateMachine {
   }
 
   /** Sets the check of the API key commands carry (see `authorize`). */
-  checkAuthority(fn: (keyUid: string, at: number) => ApiError | null): void {
+  checkAuthority(fn: (authority: Authority, at: number) => ApiError | null): void {
     this.authorize = fn;
   }
 

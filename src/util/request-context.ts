@@ -8,11 +8,20 @@ export interface ContextLogger {
   debug(obj: unknown, msg?: string): void;
 }
 
+/**
+ * The API key a request was authorized by: its uid and its creation time, which tells this
+ * key from one created later under the same uid (clients may choose uids).
+ */
+export interface Authority {
+  key: string;
+  createdAt: number;
+}
+
 /** What code below the HTTP layer may know of the request it serves. */
 interface RequestContext {
   log: ContextLogger;
-  /** The uid of the API key that authorized the request; absent for the master key or none. */
-  authority?: string;
+  /** The API key that authorized the request; absent for the master key, or none. */
+  authority?: Authority;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -32,16 +41,16 @@ export function loggerOr(fallback: ContextLogger): ContextLogger {
 }
 
 /**
- * Runs `fn` on behalf of the API key `keyUid` (null: the master key, or an instance without
- * one). The commands a request makes carry it through the log, so that every node refuses
- * them alike once the key is gone (see the task state machine).
+ * Runs `fn` on behalf of an API key (null: the master key, or an instance without one). The
+ * commands a request makes carry it through the log, so that every node refuses them alike
+ * once the key is gone (see the task state machine).
  */
-export function runWithAuthority<T>(log: ContextLogger, keyUid: string | null, fn: () => T): T {
-  return storage.run(keyUid !== null ? { log, authority: keyUid } : { log }, fn);
+export function runWithAuthority<T>(log: ContextLogger, authority: Authority | null, fn: () => T): T {
+  return storage.run(authority !== null ? { log, authority } : { log }, fn);
 }
 
-/** The uid of the API key the request being served was authorized by, if any. */
-export function currentAuthority(): string | undefined {
+/** The API key the request being served was authorized by, if any. */
+export function currentAuthority(): Authority | undefined {
   return storage.getStore()?.authority;
 }
 
