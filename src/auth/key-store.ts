@@ -58,6 +58,12 @@ export const DEFAULT_KEYS: readonly Pick<ApiKey, 'name' | 'description' | 'actio
 ];
 
 const KEYS = new KeySpace('ak');
+/**
+ * The next key's `seq`, kept beside the keys: read back from the keys alone, it would go down
+ * when the newest key was deleted, and a node that restarted would then number the next key
+ * differently from one that did not.
+ */
+const NEXT_SEQ = new KeySpace('aq').key('next');
 
 /** Lowercase hex HMAC-SHA256 of the hyphenated uid, keyed by the master key (reference derivation). */
 export function deriveKey(masterKey: string, uid: string): string {
@@ -205,8 +211,9 @@ export class KeyStore implements ConfigHandler {
       entries.set(key.uid, this.entry(key));
       seq = Math.max(seq, key.seq + 1);
     }
+    const kept = await reader.get(NEXT_SEQ);
     this.entries = entries;
-    this.nextSeq = seq;
+    this.nextSeq = Math.max(seq, kept ? Number(kept.toString('utf8')) : 0);
     this.revocations++;
   }
 
@@ -214,6 +221,7 @@ export class KeyStore implements ConfigHandler {
     wb.put(KEYS.key(key.uid), JSON.stringify(key));
     this.entries.set(key.uid, this.entry(key));
     this.nextSeq = Math.max(this.nextSeq, key.seq + 1);
+    wb.put(NEXT_SEQ, String(this.nextSeq));
     return key;
   }
 
