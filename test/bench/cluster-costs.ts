@@ -154,20 +154,38 @@ export async function benchOverhead(docs: SynsetDoc[]): Promise<void> {
   console.log(`  median round: cluster / (3 x single alone) = ${ratio(mid).toFixed(2)}, cluster / (three side by side) = ${(sum(mid.cluster) / sum(mid.side)).toFixed(2)}   target <= 1.10`);
 }
 
+/** Posts bodies already serialized, one after another; resolves with the last task uid. */
+async function importBodies(url: string, bodies: readonly string[]): Promise<number> {
+  let last = -1;
+  for (const body of bodies) {
+    const r = await fetch(`${url}/indexes/${INDEX}/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    if (r.status !== 202) throw new Error(`import answered ${r.status}: ${await r.text()}`);
+    last = ((await r.json()) as { taskUid: number }).taskUid;
+  }
+  return last;
+}
+
 export async function benchPinned(docs: SynsetDoc[]): Promise<void> {
   const tasks = Math.ceil(docs.length / CHUNK);
+  // The load generator keeps off the core under test: it runs on core 1 in both runs (beside
+  // the followers in the cluster's), with its bodies serialized beforehand. Left to the
+  // scheduler, it took the idle core 1 beside a single node but part of the leader's core 0
+  // in the cluster, where core 1 is busy.
+  const bodies: string[] = [];
+  for (let i = 0; i < docs.length; i += CHUNK) bodies.push(JSON.stringify(docs.slice(i, i + CHUNK)));
+  pin(process.pid, '1');
   const pinnedSingle = () =>
     withSingles(1, [], async ([n]) => {
       pin(pidOf(n!), '0');
       const start = performance.now();
-      await importDocs(n!.url, docs);
+      await importBodies(n!.url, bodies);
       return (docs.length / ((await finishedAt(n!.url, tasks)) - start)) * 1000;
     });
   const pinnedCluster = () =>
     withCluster([], async (c, lead) => {
       for (const i of [0, 1, 2]) pin(pidOf(c.nodes[i]!), i === lead ? '0' : '1');
       const start = performance.now();
-      const last = await importDocs(c.url(lead), docs);
+      const last = await importBodies(c.url(lead), bodies);
       // Processed by the leader (its own counter), then reported finished (once the followers have it too).
       const onLeader = await finishedAt(c.url(lead), tasks);
       const seen = await processed(c.url(lead), last);
@@ -176,10 +194,14 @@ export async function benchPinned(docs: SynsetDoc[]): Promise<void> {
   // The same import varies by a quarter between runs on this shared machine: single node and
   // cluster alternate, each round's ratio is taken back to back, and the median round counts.
   const rounds: { single: number; leader: number; reported: number }[] = [];
-  for (let r = 0; r < PINNED_ROUNDS; r++) {
-    const single = await pinnedSingle();
-    const [leader, reported] = await pinnedCluster();
-    rounds.push({ single, leader, reported });
+  try {
+    for (let r = 0; r < PINNED_ROUNDS; r++) {
+      const single = await pinnedSingle();
+      const [leader, reported] = await pinnedCluster();
+      rounds.push({ single, leader, reported });
+    }
+  } finally {
+    pin(process.pid, '0,1');
   }
   const pctOf = (x: number, of: number) => `${((100 * x) / of).toFixed(0)}%`;
   console.log(`pinned with taskset (${docs.length} docs; ${PINNED_ROUNDS} rounds, single node then cluster in each):`);
