@@ -42,7 +42,8 @@ const TENANT_ACTIONS = new Set(['search', 'chatCompletions']);
 
 const INVALID = 'The provided API key is invalid.';
 
-function invalidKey(message = INVALID): ApiError {
+/** The reference's refusal of a key: `403 invalid_api_key`. */
+export function invalidKey(message = INVALID): ApiError {
   return new ApiError('invalid_api_key', message);
 }
 

@@ -93,12 +93,12 @@ export function encodeResult(r: ApplyResult): { resultJson: string; errorJson: s
   return { resultJson: JSON.stringify(r), errorJson: '' };
 }
 
+const revive = (e: ErrorBody): ApiError => new ApiError(e.code as never, e.message);
+
 export function decodeResult(resultJson: string, errorJson: string): ApplyResult {
-  if (errorJson) {
-    const e = JSON.parse(errorJson) as ErrorBody;
-    return { kind: 'config', result: new ApiError(e.code as never, e.message) };
-  }
-  const r = JSON.parse(resultJson) as ApplyResult | { kind: 'refused'; error: ErrorBody };
-  if (r.kind === 'refused' && !(r.error instanceof ApiError)) return { kind: 'refused', error: new ApiError(r.error.code as never, r.error.message) };
-  return r as ApplyResult;
+  if (errorJson) return { kind: 'config', result: revive(JSON.parse(errorJson) as ErrorBody) };
+  const r = JSON.parse(resultJson) as ApplyResult;
+  // An error crosses as its JSON body.
+  if (r.kind === 'refused') return { kind: 'refused', error: revive(r.error as unknown as ErrorBody) };
+  return r;
 }

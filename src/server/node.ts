@@ -17,6 +17,7 @@ import type { KvStore } from '../store/kv.js';
 import { ApiError } from '../errors/api-error.js';
 import { ExperimentalFeatures } from '../features/experimental-features.js';
 import { ensureDefaultKeys, KeyStore } from '../auth/key-store.js';
+import { invalidKey } from '../auth/request-auth.js';
 import { Metrics } from '../metrics/metrics.js';
 import { connectEngine, connectRaft, connectSoftState, connectTasks, countEnqueued } from '../metrics/sources.js';
 import { currentAuthority, loggerOr, type ContextLogger } from '../util/request-context.js';
@@ -72,7 +73,7 @@ export async function startNode(options: Options, deps: NodeDeps = {}): Promise<
   sm.register(ExperimentalFeatures.COMMAND, features);
   const keys = new KeyStore(options.masterKey);
   sm.register(KeyStore.COMMAND, keys);
-  sm.checkAuthority((authority, at) => (keys.authorizes(authority, at) ? null : new ApiError('invalid_api_key', 'The provided API key is invalid.')));
+  sm.checkAuthority((authority, at) => (keys.authorizes(authority, at) ? null : invalidKey()));
   const backupOutcomes = new BackupOutcomes();
   sm.register(BackupOutcomes.COMMAND, backupOutcomes);
   sm.register(EmbeddingExchange.COMMAND, embeddings);
