@@ -55,19 +55,25 @@ function pct(values: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
 }
 
-async function post(url: string, path: string, body: unknown): Promise<Response> {
-  return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+/** `docs` as JSON bodies of `chunk` documents, each serialized when it is asked for. */
+function* chunkBodies(docs: object[], chunk = CHUNK): Generator<string> {
+  for (let i = 0; i < docs.length; i += chunk) yield JSON.stringify(docs.slice(i, i + chunk));
 }
 
-/** Posts `docs` in chunks; resolves with the last task uid. */
-async function importDocs(url: string, docs: object[], index = INDEX, chunk = CHUNK): Promise<number> {
+/** Posts JSON bodies of documents one after another; resolves with the last task uid. */
+async function importBodies(url: string, bodies: Iterable<string>, index = INDEX): Promise<number> {
   let last = -1;
-  for (let i = 0; i < docs.length; i += chunk) {
-    const r = await post(url, `/indexes/${index}/documents`, docs.slice(i, i + chunk));
+  for (const body of bodies) {
+    const r = await fetch(`${url}/indexes/${index}/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     if (r.status !== 202) throw new Error(`import answered ${r.status}: ${await r.text()}`);
     last = ((await r.json()) as { taskUid: number }).taskUid;
   }
   return last;
+}
+
+/** Posts `docs` in chunks; resolves with the last task uid. */
+function importDocs(url: string, docs: object[], index = INDEX, chunk = CHUNK): Promise<number> {
+  return importBodies(url, chunkBodies(docs, chunk), index);
 }
 
 /** Waits until task `uid` succeeded on the node at `url` (polling it every 50 ms). */
@@ -154,25 +160,13 @@ export async function benchOverhead(docs: SynsetDoc[]): Promise<void> {
   console.log(`  median round: cluster / (3 x single alone) = ${ratio(mid).toFixed(2)}, cluster / (three side by side) = ${(sum(mid.cluster) / sum(mid.side)).toFixed(2)}   target <= 1.10`);
 }
 
-/** Posts bodies already serialized, one after another; resolves with the last task uid. */
-async function importBodies(url: string, bodies: readonly string[]): Promise<number> {
-  let last = -1;
-  for (const body of bodies) {
-    const r = await fetch(`${url}/indexes/${INDEX}/documents`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    if (r.status !== 202) throw new Error(`import answered ${r.status}: ${await r.text()}`);
-    last = ((await r.json()) as { taskUid: number }).taskUid;
-  }
-  return last;
-}
-
 export async function benchPinned(docs: SynsetDoc[]): Promise<void> {
   const tasks = Math.ceil(docs.length / CHUNK);
   // The load generator keeps off the core under test: it runs on core 1 in both runs (beside
   // the followers in the cluster's), with its bodies serialized beforehand. Left to the
   // scheduler, it took the idle core 1 beside a single node but part of the leader's core 0
   // in the cluster, where core 1 is busy.
-  const bodies: string[] = [];
-  for (let i = 0; i < docs.length; i += CHUNK) bodies.push(JSON.stringify(docs.slice(i, i + CHUNK)));
+  const bodies = [...chunkBodies(docs)];
   pin(process.pid, '1');
   const pinnedSingle = () =>
     withSingles(1, [], async ([n]) => {
