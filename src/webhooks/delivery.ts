@@ -101,9 +101,12 @@ export class WebhookDelivery {
         this.opts.log.warn({ webhook: uuid, batchUid: item.batchUid, attempts, reason: why }, 'webhook notification failed');
         return;
       }
+      // The wait ends at its delay or at close(), and leaves no listener behind on the signal
+      // every wait and attempt shares (a receiver that stays down waits thousands of times).
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.opts.retryDelaysMs[attempt - 1]);
-        this.abort.signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+        const onClose = () => (clearTimeout(t), resolve());
+        const t = setTimeout(() => (this.abort.signal.removeEventListener('abort', onClose), resolve()), this.opts.retryDelaysMs[attempt - 1]);
+        this.abort.signal.addEventListener('abort', onClose, { once: true });
       });
     }
   }

@@ -1,5 +1,6 @@
 // Webhook delivery against a receiver that never answers: each attempt ends at its timeout
-// even when garbage collections run meanwhile, and the notifications behind it go out.
+// even when garbage collections run meanwhile, and the notifications behind it go out; and
+// against one that keeps failing: its retries leave nothing behind.
 
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -52,6 +53,39 @@ it('times out an attempt at a receiver that never answers, collections or not, a
     clearInterval(collecting);
     delivery.close();
     for (const res of hanging) res.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+it('leaves no listener behind per retry while a receiver stays down', async () => {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(500).end());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => warnings.push(w);
+  process.on('warning', onWarning);
+  const failed: unknown[] = [];
+  const delivery = new WebhookDelivery({
+    webhooks: () => [['down', { url, headers: {} }]],
+    timeoutMs: 1_000,
+    retryDelaysMs: [1, 1],
+    log: { warn: (o) => failed.push(o), debug: () => undefined },
+  });
+  try {
+    // Eight notifications, each tried three times: sixteen waits between attempts.
+    for (let batch = 1; batch <= 8; batch++) await delivery.batchFinished(batch, [{ uid: batch }]);
+    const until = Date.now() + 10_000;
+    while (failed.length < 8 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(failed).toHaveLength(8);
+    await new Promise((r) => setImmediate(r));
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+  } finally {
+    process.off('warning', onWarning);
+    delivery.close();
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
   }
