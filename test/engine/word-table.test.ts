@@ -67,3 +67,44 @@ describe('the word table', () => {
     expect([t.size, t.id('beta'), t.word(1), t.id('never')]).toEqual([2, 1, 'beta', undefined]);
   });
 });
+
+describe('the sorted dictionary merged batch after batch', () => {
+  it('equals the dictionary built from every word at once, its prefix lengths and code units included', async () => {
+    const r = rng(11);
+    const all = words(12_000, r);
+    // Words that sort first and last, and long words sharing more than the 255 code units a prefix length holds.
+    const long = 'q'.repeat(300);
+    all.push('\u0001first', '\uffffz', `${long}a`, `${long}b`, `${long.slice(0, 200)}c`);
+    const cuts = [0, 1, 4_000, 4_001, 9_000, all.length];
+    let merged = SortedWords.empty();
+    for (let c = 1; c < cuts.length; c++) {
+      const added = all.slice(cuts[c - 1], cuts[c]).map((word, i) => ({ id: cuts[c - 1]! + i, word }));
+      merged = c % 2 === 0 ? merged.merge(added) : await merged.mergeInTurns(added, new Yielder(0));
+      const whole = SortedWords.build({ words: all.slice(0, cuts[c]) }).prepare();
+      expect(merged.words).toEqual(whole.words);
+      expect([...merged.ids]).toEqual([...whole.ids]);
+      expect([...merged.prefixLengths()]).toEqual([...whole.prefixLengths()]);
+      expect(merged.codes()).toEqual(whole.codes());
+      expect(merged.firstChars).toEqual(whole.firstChars);
+      for (const f of whole.firstChars) expect(merged.charRange(f)).toEqual(whole.charRange(f));
+      for (let i = 0; i < whole.size; i += 53) for (const len of [1, 2, 4]) expect(merged.endOfPrefix(i, len)).toBe(whole.endOfPrefix(i, len));
+    }
+  });
+
+  it('finds the end of a run of words sharing a prefix as a scan of their prefix lengths does', () => {
+    const r = rng(5);
+    const sorted = SortedWords.build({ words: words(20_000, r) }).prepare();
+    const lcp = sorted.prefixLengths();
+    const scan = (i: number, len: number, hi: number) => {
+      let j = i + 1;
+      while (j < hi && lcp[j]! >= len) j++;
+      return j;
+    };
+    for (let t = 0; t < 5_000; t++) {
+      const i = Math.floor(r() * sorted.size);
+      const hi = r() < 0.5 ? sorted.size : Math.min(sorted.size, i + 1 + Math.floor(r() * 3_000));
+      const len = 1 + Math.floor(r() * 3);
+      expect(sorted.endOfPrefix(i, len, hi)).toBe(scan(i, len, hi));
+    }
+  });
+});
