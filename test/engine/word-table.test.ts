@@ -108,3 +108,24 @@ describe('the sorted dictionary merged batch after batch', () => {
     }
   });
 });
+
+describe('a batch stage', () => {
+  it('gives every occurrence of a word the same id, known words their table id, new ones the next', () => {
+    const r = rng(17);
+    const pool = words(6_000, r);
+    const table = new WordTable();
+    const first = table.stage();
+    for (const w of pool.slice(0, 3_000)) first.idOf(w);
+    table.commit(first);
+    const stage = table.stage();
+    const expected = new Map(pool.slice(0, 3_000).map((w, i) => [w, i]));
+    for (let t = 0; t < 60_000; t++) {
+      // Common words often, the rest now and then: repeats and slot collisions alike.
+      const i = r() < 0.7 ? Math.floor(r() * 50) : Math.floor(r() * pool.length);
+      const w = pool[i]!.slice(0);
+      if (!expected.has(w)) expected.set(w, expected.size);
+      expect(stage.idOf(w)).toBe(expected.get(w));
+    }
+    expect(stage.added).toEqual([...expected.keys()].slice(3_000));
+  });
+});
