@@ -518,11 +518,11 @@ export class SortedWords {
     let j = i + 1;
     const near = Math.min(hi, i + SHORT_RUN);
     while (j < near && lcp[j]! >= len) j++;
-    if (j < near || j === hi) return j;
+    if (j < near || j >= hi) return j;
     // To the end of j's block, then by whole blocks before hi, then within the block reached.
     const blockEnd = Math.min(hi, ((j >>> BLOCK_BITS) + 1) << BLOCK_BITS);
     while (j < blockEnd && lcp[j]! >= len) j++;
-    if (j < blockEnd || j === hi) return j;
+    if (j < blockEnd || j >= hi) return j;
     let b = j >>> BLOCK_BITS;
     const full = hi >>> BLOCK_BITS;
     for (let k = t.length - 1; k >= 0; k--) {
