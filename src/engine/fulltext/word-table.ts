@@ -120,7 +120,7 @@ export class WordStage {
    * The words looked up last and their ids, one per slot. Each token of a batch asks for its
    * word's id, and a lookup in the map of a large index costs ~0.15-0.4 us, mostly cache
    * misses (at 200k words, 12% of an import's time); the common words, three tokens in four
-   * of English text, are found here in a tenth of that.
+   * of English text, are found here for about a third of that.
    */
   private readonly recentWords: (string | null)[] = new Array<string | null>(RECENT_SLOTS).fill(null);
   private readonly recentIds = new Uint32Array(RECENT_SLOTS);
