@@ -92,11 +92,11 @@ describe('stored full-text segments', () => {
       sortableAttributes: ['year'],
       embedders: { manual: { source: 'userProvided', dimensions: 3 } },
     });
-    // Batches of falling sizes: new segments, and merges of the newest ones.
-    for (const [from, n] of [[0, 400], [400, 150], [550, 120], [670, 30], [700, 5]] as const) {
+    // Batches of falling sizes: new segments, and a merge of the four alike (150 to 90).
+    for (const [from, n] of [[0, 400], [400, 150], [550, 120], [670, 100], [770, 90], [860, 30], [890, 5]] as const) {
       await add('books', Array.from({ length: n }, (_, k) => doc(from + k, r)));
     }
-    expect(textPart('books').state.view.segments.length).toBeGreaterThan(1);
+    expect(textPart('books').state.view.segments.map((s) => s.docs.length)).toEqual([400, 460, 30, 5]);
     await expectSameAfterRestart(['books']);
 
     // Updates: replacements and partial updates of documents of older segments.

@@ -58,8 +58,9 @@ describe('kill -9 and the full-text segments', () => {
     node = await spawnNode([], dir);
     const acked: number[] = [await post('/indexes/seg/settings', JSON.stringify({ pagination: { maxTotalHits: 1_000_000 } }), 'application/json', 'PATCH')];
     let count = 0;
-    // Each batch is at least half the one before: every batch merges segments.
-    for (const size of [12_000, 8_000, 6_000]) {
+    // Four batches alike: each one is killed while it builds its segment, the fourth while it
+    // merges all four too.
+    for (const size of [6_000, 6_000, 6_000, 6_000]) {
       acked.push(await post('/indexes/seg/documents?primaryKey=id', ndjson(count, size), 'application/x-ndjson'));
       count += size;
       await killWhile('processing', 'documentAdditionOrUpdate');

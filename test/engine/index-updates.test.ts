@@ -92,6 +92,32 @@ describe('incremental updates', () => {
     expect(search(replaced.state, 'w3').hits.map((h) => h.docid).sort((a, b) => a - b)).toEqual([3, 17, 24, 31, 38, 45, 52, 59]);
   });
 
+  it('merge the four newest segments once they are alike, and not a large batch into small ones', async () => {
+    const doc = (i: number): Doc => ({ id: i, text: `common w${i % 7} tail${i}` });
+    let state = await buildIndex(Array.from({ length: 40 }, (_, i) => doc(i)));
+    let next = 40;
+    const add = async (n: number): Promise<number[]> => {
+      const staged = await applyChanges(state, Array.from({ length: n }, (_, k) => ({ docid: next + k, before: null, after: doc(next + k) })), new Yielder());
+      staged.commitTables();
+      state = staged.state;
+      next += n;
+      return state.view.segments.map((g) => g.docs.length);
+    };
+    expect(await add(40)).toEqual([40, 40]);
+    expect(await add(40)).toEqual([40, 40, 40]);
+    expect(await add(40)).toEqual([160]);
+    // Single documents wait for segments of their size; a batch twice their sum is not merged into them.
+    expect(await add(1)).toEqual([160, 1]);
+    expect(await add(1)).toEqual([160, 1, 1]);
+    expect(await add(1)).toEqual([160, 1, 1, 1]);
+    expect(await add(100)).toEqual([160, 1, 1, 1, 100]);
+    // Then one of its size comes: the newest four are merged, two single documents riding along.
+    expect(await add(80)).toEqual([160, 1, 182]);
+    const common = postingOf(state, state.sorted.idOf('common')!);
+    expect(common.ndocs).toBe(next);
+    expect(search(state, `"tail${next - 1}"`).hits.map((h) => h.docid)).toEqual([next - 1]);
+  });
+
   it('carry the word counts per field to the next state, as counting them again would give', async () => {
     const docs: Doc[] = Array.from({ length: 80 }, (_, i) => ({ id: i, title: 'w '.repeat(1 + (i % 5)), body: 'x '.repeat(1 + (i % 9)) }));
     const base = await buildIndex(docs.slice(0, 60));
