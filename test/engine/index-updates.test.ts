@@ -92,7 +92,7 @@ describe('incremental updates', () => {
     expect(search(replaced.state, 'w3').hits.map((h) => h.docid).sort((a, b) => a - b)).toEqual([3, 17, 24, 31, 38, 45, 52, 59]);
   });
 
-  it('merge the four newest segments once they are alike, and not a large batch into small ones', async () => {
+  it('merge the four newest segments once they are alike, neither a large batch into small ones nor small ones into a large one', async () => {
     const doc = (i: number): Doc => ({ id: i, text: `common w${i % 7} tail${i}` });
     let state = await buildIndex(Array.from({ length: 40 }, (_, i) => doc(i)));
     let next = 40;
@@ -113,6 +113,9 @@ describe('incremental updates', () => {
     expect(await add(100)).toEqual([160, 1, 1, 1, 100]);
     // Then one of its size comes: the newest four are merged, two single documents riding along.
     expect(await add(80)).toEqual([160, 1, 182]);
+    // Four newest where one outweighs twice the other three: the large one is not rewritten for them.
+    expect(await add(2)).toEqual([160, 1, 182, 2]);
+    expect(await add(1)).toEqual([160, 1, 182, 2, 1]);
     const common = postingOf(state, state.sorted.idOf('common')!);
     expect(common.ndocs).toBe(next);
     expect(search(state, `"tail${next - 1}"`).hits.map((h) => h.docid)).toEqual([next - 1]);

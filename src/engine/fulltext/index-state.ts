@@ -290,24 +290,30 @@ const MERGE_FANOUT = 4;
 const MAX_SEGMENTS = 12;
 
 /**
- * The segments to merge after `view` got a new one: the newest four once they are alike
- * (the oldest of them at most twice the newest, and the newest at most twice the three
- * before it together), and the smallest neighbours while there are too many.
+ * The segments to merge after `view` got a new one: the newest four once they are alike (none
+ * holds more than twice the entries of the other three together, and the oldest at most twice
+ * the newest), and the smallest neighbours while there are too many.
  *
- * Merging the newest two whenever the newer is half the older rewrote each document of an
+ * Merging the newest two whenever the newer held half the older rewrote each document of an
  * import about log2(index / batch) times: 12 batches of 10k WordNet documents spent 20% of
- * their time merging. Four at a time halves that, for up to three segments per size.
- * The second bound keeps a large batch from being merged into the small segments a stream
- * of single-document updates leaves: they wait for segments of their size.
+ * their time merging. Four at a time halves that, for up to three segments per size. The
+ * first bound keeps a merge from rewriting one large segment for a few small ones (a million
+ * documents imported in batches of 50k, 200k, 700k and 50k tasks' worth would be rewritten
+ * whole for the last 50k); the second keeps a large batch from being merged into the small
+ * segments that single-document updates leave.
  */
 function nextMerge(view: SegmentView): [number, number] | null {
   const s = view.segments;
   const n = s.length;
   if (n >= MERGE_FANOUT) {
-    const newest = segmentSize(s[n - 1]!);
-    let older = 0;
-    for (let i = n - MERGE_FANOUT; i < n - 1; i++) older += segmentSize(s[i]!);
-    if (segmentSize(s[n - MERGE_FANOUT]!) <= 2 * newest && newest <= 2 * older) return [n - MERGE_FANOUT, n];
+    let sum = 0;
+    let max = 0;
+    for (let i = n - MERGE_FANOUT; i < n; i++) {
+      const size = segmentSize(s[i]!);
+      sum += size;
+      max = Math.max(max, size);
+    }
+    if (max <= 2 * (sum - max) && segmentSize(s[n - MERGE_FANOUT]!) <= 2 * segmentSize(s[n - 1]!)) return [n - MERGE_FANOUT, n];
   }
   if (n > MAX_SEGMENTS) {
     let best = 0;
