@@ -297,10 +297,11 @@ const MAX_SEGMENTS = 12;
  * Merging the newest two whenever the newer held half the older rewrote each document of an
  * import about log2(index / batch) times: 12 batches of 10k WordNet documents spent 20% of
  * their time merging. Four at a time halves that, for up to three segments per size. The
- * first bound keeps a merge from rewriting one large segment for a few small ones (a million
- * documents imported in batches of 50k, 200k, 700k and 50k tasks' worth would be rewritten
- * whole for the last 50k); the second keeps a large batch from being merged into the small
- * segments that single-document updates leave.
+ * first bound keeps a merge from rewriting one large segment for a few small ones, older or
+ * newer (a million documents imported in batches of 50k, 200k, 700k and 50k tasks' worth would
+ * be rewritten whole for the last 50k; a large batch would be merged into the segments that
+ * single-document updates leave); the second lets small segments gather among themselves
+ * before they join a larger one.
  */
 function nextMerge(view: SegmentView): [number, number] | null {
   const s = view.segments;
