@@ -106,7 +106,7 @@ describe('incremental updates', () => {
     expect(await add(40)).toEqual([40, 40]);
     expect(await add(40)).toEqual([40, 40, 40]);
     expect(await add(40)).toEqual([160]);
-    // Single documents wait for segments of their size; a batch twice their sum is not merged into them.
+    // Single documents wait for segments of their size; a batch over twice their sum is not merged into them.
     expect(await add(1)).toEqual([160, 1]);
     expect(await add(1)).toEqual([160, 1, 1]);
     expect(await add(1)).toEqual([160, 1, 1, 1]);

@@ -286,7 +286,7 @@ export function emptyState(settings: IndexSettings): IndexState {
 
 /** Segments merged at once: each document is rewritten about log4(index / batch) times. */
 const MERGE_FANOUT = 4;
-/** Never more segments than this: the oldest neighbours are merged first. */
+/** Never more segments than this: the smallest neighbours are merged (the oldest of pairs alike). */
 const MAX_SEGMENTS = 12;
 
 /**
