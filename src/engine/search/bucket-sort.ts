@@ -158,6 +158,9 @@ export function bucketSort(input: BucketSortInput): BucketSortOutput {
   const hits: number[] = [];
   const tracing = input.scores === true;
   const traces: HitTrace[] | null = tracing ? [] : null;
+  // A page of no hits (`limit: 0`, as faceting interfaces ask for counts) orders nothing: the
+  // count is the candidates'. Ranking the first document, as the loop below would, drops none.
+  if (need === 0 && threshold === null) return { hits, traces, candidates: input.universe.length, degraded: false };
   const steps: BucketStep[] = [];
   const seen = new Set<string>();
   let emitted = 0;
