@@ -6,6 +6,8 @@
 # starts only what is not running.
 #
 #   TRINE_CLUSTER_SECRET   node-to-node secret (default: a random one kept in cluster/data/secret)
+#   GLIBC_TUNABLES         allocator settings (default: package.json's config.glibcTunables, as
+#                          `npm start` uses; empty: glibc's own defaults)
 #   Any other TRINE_* variable (TRINE_MASTER_KEY, TRINE_LOG_LEVEL...) reaches the nodes as usual.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,13 +38,16 @@ wait_http() {
 }
 
 peers="n1=127.0.0.1:7801,n2=127.0.0.1:7802,n3=127.0.0.1:7803"
+# The allocator settings `npm start` uses (package.json's config.glibcTunables, see the README's
+# "Memory"); a GLIBC_TUNABLES of your own, even an empty one, is used instead.
+tunables="${GLIBC_TUNABLES-$(node -p "require('./package.json').config.glibcTunables")}"
 for i in 1 2 3; do
   if running "$data/n$i.pid"; then
     echo "n$i is already running (pid $(cat "$data/n$i.pid"))"
     continue
   fi
   # The secret travels in the environment, not on the command line that `ps` shows.
-  nohup node dist/src/main.js --node-id "n$i" --db-path "$data/n$i" --http-addr "127.0.0.1:770$i" \
+  GLIBC_TUNABLES="$tunables" nohup node dist/src/main.js --node-id "n$i" --db-path "$data/n$i" --http-addr "127.0.0.1:770$i" \
     --raft-addr "127.0.0.1:780$i" --peers "$peers" >> "$data/n$i.log" 2>&1 &
   echo $! > "$data/n$i.pid"
 done

@@ -4,7 +4,7 @@ import { basename, join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataset } from '../fixtures/index.js';
-import { MAIN, freePort, startTestNode, tempDir, type TestNode } from '../helpers/node.js';
+import { MAIN, freePort, nodeEnv, startTestNode, tempDir, type TestNode } from '../helpers/node.js';
 
 const work = tempDir('trine-damaged-');
 let dumpFile: string;
@@ -31,6 +31,7 @@ async function start(flags: string[], db: string): Promise<{ code: number | null
   const port = await freePort();
   const proc = spawn(process.execPath, [MAIN, '--db-path', db, '--http-addr', `127.0.0.1:${port}`, '--log-level', 'warn', ...flags], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: nodeEnv(),
   });
   let out = '';
   proc.stdout.on('data', (d) => (out += d));

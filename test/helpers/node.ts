@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -11,6 +11,17 @@ import { startNode, type NodeDeps, type RunningNode } from '../../src/server/nod
 const UP = resolve(import.meta.dirname, '../..');
 export const ROOT = basename(UP) === 'dist' ? dirname(UP) : UP;
 export const MAIN = join(ROOT, 'dist/src/main.js');
+
+/**
+ * The environment `npm start` gives a node: glibc's allocator settings from package.json's
+ * `config.glibcTunables` unless GLIBC_TUNABLES is set (empty: glibc's defaults). Spawned nodes
+ * run with them, so that tests and benchmarks run what users run.
+ */
+export function nodeEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  if (env.GLIBC_TUNABLES !== undefined) return env;
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { config: { glibcTunables: string } };
+  return { ...env, GLIBC_TUNABLES: pkg.config.glibcTunables };
+}
 
 export function tempDir(prefix = 'trine-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -92,6 +103,7 @@ export async function spawnNode(flags: string[] = [], dir = tempDir(), port?: nu
   const p = port ?? (await freePort());
   const proc = spawn(process.execPath, [MAIN, '--db-path', dir, '--http-addr', `127.0.0.1:${p}`, '--log-level', 'warn', ...backupDirs(dir), ...flags], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: nodeEnv(),
   });
   live.add(proc);
   proc.once('exit', () => live.delete(proc));
