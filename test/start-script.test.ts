@@ -4,9 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, ROOT, tempDir } from './helpers/node.js';
+import { freePort, glibcTunables, ROOT, tempDir } from './helpers/node.js';
 
-const tunables = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { config: { glibcTunables: string } }).config.glibcTunables;
+const tunables = glibcTunables();
 
 let started: { proc: ChildProcess; dir: string } | null = null;
 

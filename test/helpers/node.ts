@@ -18,9 +18,12 @@ export const MAIN = join(ROOT, 'dist/src/main.js');
  * run with them, so that tests and benchmarks run what users run.
  */
 export function nodeEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  if (env.GLIBC_TUNABLES !== undefined) return env;
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { config: { glibcTunables: string } };
-  return { ...env, GLIBC_TUNABLES: pkg.config.glibcTunables };
+  return env.GLIBC_TUNABLES !== undefined ? env : { ...env, GLIBC_TUNABLES: glibcTunables() };
+}
+
+/** package.json's `config.glibcTunables`. */
+export function glibcTunables(): string {
+  return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { config: { glibcTunables: string } }).config.glibcTunables;
 }
 
 export function tempDir(prefix = 'trine-test-'): string {
