@@ -1,4 +1,5 @@
 import { maxHeaderSize, type IncomingMessage, type ServerResponse } from 'node:http';
+import { constants as zlibConstants } from 'node:zlib';
 import type { Socket } from 'node:net';
 import Fastify, { LogController, type FastifyInstance, type FastifyError } from 'fastify';
 import compress from '@fastify/compress';
@@ -18,6 +19,15 @@ import { stringifyJson } from '../util/exact-json.js';
 
 /** Largest response compressed synchronously (about 1 ms of gzip); larger ones stream. */
 const SYNC_COMPRESS_BYTES = 128 * 1024;
+/**
+ * Compression levels for answers. A page of ten long hits (15 KiB of JSON) takes 0.32 ms at
+ * gzip's default level 6 and 0.19 ms at level 2, for 5% more bytes; brotli 0.31 ms at the
+ * plugin's quality 4 and 0.18 ms at 3, for 2% more: a search answered in 2-3 ms spends a
+ * tenth of it compressing at the defaults, and on a network of 100 Mbit/s the extra bytes
+ * cost less than the time saved.
+ */
+const GZIP_LEVEL = 2;
+const BROTLI_QUALITY = 3;
 
 const PINO_LEVEL: Record<string, string> = {
   off: 'silent',
@@ -111,7 +121,14 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   // Answers up to SYNC_COMPRESS_BYTES are compressed in one call rather than through a stream
   // on the thread pool (the plugin's default stops at 8 KiB on two cores): ten long hits weigh
   // 10 to 60 KiB, and the stream's pipeline and thread hops cost them 1 to 2 ms each.
-  await app.register(compress, { globalDecompression: false, encodings: ['br', 'gzip', 'deflate'], threshold: 1024, syncThreshold: SYNC_COMPRESS_BYTES });
+  await app.register(compress, {
+    globalDecompression: false,
+    encodings: ['br', 'gzip', 'deflate'],
+    threshold: 1024,
+    syncThreshold: SYNC_COMPRESS_BYTES,
+    zlibOptions: { level: GZIP_LEVEL },
+    brotliOptions: { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
+  });
 
   // CORS as the reference does it: any origin, requested headers echoed, preflight unauthenticated.
   app.addHook('onRequest', async (req, reply) => {
