@@ -7,7 +7,7 @@
 import { decodeRecord, decodeTokens, encodeRecords, type DocRecord } from './doc-record.js';
 import { buildArena, EMPTY_ARENA, listAt, mergeArenas, slotOf, type ListArena } from './list-arena.js';
 import { EMPTY_POSTING, type ListKeys, type Posting } from './postings.js';
-import type { Yielder } from '../../util/yielder.js';
+import { touchInTurns, type Yielder } from '../../util/yielder.js';
 
 export interface Segment {
   /** Its number, under which it is stored; never reused while it is live. */
@@ -125,6 +125,13 @@ export async function mergeSegments(view: SegmentView, from: number, to: number,
   };
 }
 
+/** Which segment holds each docid, dead documents per segment, and the live docids of a view. */
+interface ViewTables {
+  owner: Int32Array;
+  dead: Uint32Array;
+  docids: Uint32Array;
+}
+
 /** Merged lists kept per view, in posting entries (8 bytes each). */
 const CACHED_ENTRIES = 8 << 20;
 
@@ -146,7 +153,14 @@ export class SegmentView {
   constructor(
     readonly segments: readonly Segment[],
     capacity: number,
+    known?: ViewTables,
   ) {
+    if (known) {
+      this.owner = known.owner;
+      this.dead = known.dead;
+      this.docids = known.docids;
+      return;
+    }
     const owner = new Int32Array(capacity).fill(-1);
     segments.forEach((s, i) => {
       for (const d of s.deleted) if (d < capacity) owner[d] = -1;
@@ -183,16 +197,92 @@ export class SegmentView {
     return this.dead[i]!;
   }
 
-  /** A view with `seg` added as the newest segment. */
-  adding(seg: Segment): SegmentView {
+  /**
+   * A view with `seg` added as the newest segment. Its tables are this view's, updated for the
+   * segment's documents, in fresh memory touched in turns (3.5 ms per MiB on some virtual
+   * machines): built again from every segment in one go, they held the thread 80-180 ms at
+   * 300,000 documents during an import.
+   */
+  async adding(seg: Segment, yielder: Yielder): Promise<SegmentView> {
     let cap = this.capacity;
     if (seg.docs.length > 0) cap = Math.max(cap, seg.docs[seg.docs.length - 1]! + 1);
-    return new SegmentView([...this.segments, seg], cap);
+    const i = this.segments.length;
+    const owner = new Int32Array(cap);
+    await touchInTurns(owner, yielder);
+    owner.set(this.owner);
+    owner.fill(-1, this.owner.length);
+    const dead = new Uint32Array(i + 1);
+    dead.set(this.dead);
+    // Live documents the segment deletes or replaces: each one is dead where it lived.
+    let removed = 0;
+    for (let k = 0; k < seg.deleted.length; k++) {
+      const d = seg.deleted[k]!;
+      const o = d < cap ? owner[d]! : -1;
+      if (o >= 0) {
+        dead[o]!++;
+        owner[d] = -1;
+        removed++;
+      }
+    }
+    for (let k = 0; k < seg.docs.length; k++) {
+      const d = seg.docs[k]!;
+      const o = owner[d]!;
+      if (o >= 0) {
+        dead[o]!++;
+        removed++;
+      }
+      owner[d] = i;
+    }
+    await yielder.maybe();
+    const old = this.docids;
+    const docs = seg.docs;
+    const docids = new Uint32Array(old.length - removed + docs.length);
+    await touchInTurns(docids, yielder);
+    if (removed === 0 && (old.length === 0 || docs.length === 0 || docs[0]! > old[old.length - 1]!)) {
+      // An import's batch: new documents after the others.
+      docids.set(old);
+      docids.set(docs, old.length);
+    } else {
+      // Both ascending; an old document whose owner changed was deleted, or comes back with `docs`.
+      const before = this.owner;
+      let a = 0;
+      let b = 0;
+      let k = 0;
+      while (a < old.length || b < docs.length) {
+        if (a < old.length && owner[old[a]!] !== before[old[a]!]) a++;
+        else if (b >= docs.length || (a < old.length && old[a]! < docs[b]!)) docids[k++] = old[a++]!;
+        else docids[k++] = docs[b++]!;
+        if ((k & 0xffff) === 0) await yielder.maybe();
+      }
+    }
+    return new SegmentView([...this.segments, seg], cap, { owner, dead, docids });
   }
 
-  /** A view with segments `[from, to)` replaced by `merged`. */
-  replacing(from: number, to: number, merged: Segment): SegmentView {
-    return new SegmentView([...this.segments.slice(0, from), merged, ...this.segments.slice(to)], this.capacity);
+  /**
+   * A view with segments `[from, to)` replaced by `merged`, which holds their live documents:
+   * owners are renumbered, the live documents stay. Built from every segment again if `merged`
+   * holds anything else.
+   */
+  async replacing(from: number, to: number, merged: Segment, yielder: Yielder): Promise<SegmentView> {
+    const segments = [...this.segments.slice(0, from), merged, ...this.segments.slice(to)];
+    const shift = to - from - 1;
+    const before = this.owner;
+    const owner = new Int32Array(before.length);
+    await touchInTurns(owner, yielder);
+    for (let d = 0; d < before.length; d++) {
+      const o = before[d]!;
+      owner[d] = o < from ? o : o < to ? from : o - shift;
+      if ((d & 0xffff) === 0xffff) await yielder.maybe();
+    }
+    let liveInRun = 0;
+    for (let j = from; j < to; j++) liveInRun += this.segments[j]!.docs.length - this.dead[j]!;
+    let held = merged.docs.length === liveInRun;
+    for (let k = 0; held && k < merged.docs.length; k++) held = owner[merged.docs[k]!] === from;
+    if (!held) return new SegmentView(segments, this.capacity);
+    const dead = new Uint32Array(segments.length);
+    dead.set(this.dead.subarray(0, from));
+    dead.set(this.dead.subarray(to), from + 1);
+    return new SegmentView(segments, this.capacity, { owner, dead, docids: this.docids });
   }
 
   word(id: number): Posting {
