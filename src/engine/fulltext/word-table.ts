@@ -7,6 +7,7 @@
 import { runSteps, runStepsInTurns, type Yielder } from '../../util/yielder.js';
 import { sortInTurns } from '../../util/sort-in-turns.js';
 import { SplitMap } from '../../util/split-map.js';
+import { ChunkedList } from '../../util/chunked-list.js';
 
 /**
  * Word ids shared by all states of an index; new words become visible at publish. The
@@ -15,7 +16,7 @@ import { SplitMap } from '../../util/split-map.js';
  */
 export class WordTable {
   /** Words by id; those past `count` belong to a batch not yet published, written ahead of it. */
-  private readonly list: string[];
+  private readonly list: ChunkedList<string>;
   private count: number;
   /** Split: a million words must not be rehashed at once as the map grows. */
   private map: SplitMap<string, number> | null = null;
@@ -25,7 +26,7 @@ export class WordTable {
   private ahead: WordStage | null = null;
 
   constructor(words: readonly string[] = []) {
-    this.list = [...words];
+    this.list = new ChunkedList(words);
     this.count = this.list.length;
   }
 
@@ -34,7 +35,7 @@ export class WordTable {
   }
 
   word(id: number): string {
-    return this.list[id]!;
+    return this.list.at(id)!;
   }
 
   private get ids(): SplitMap<string, number> {
@@ -48,7 +49,7 @@ export class WordTable {
     const m = (this.map ??= new SplitMap<string, number>());
     while (this.mapped < this.count) {
       const id = this.mapped++;
-      m.set(this.list[id]!, id);
+      m.set(this.list.at(id)!, id);
       if ((id & 16383) === 16383) yield;
     }
   }
@@ -74,7 +75,7 @@ export class WordTable {
   async writeAhead(stage: WordStage, yielder: Yielder): Promise<void> {
     if (stage.base !== this.count) throw new Error('word table changed under a staged batch');
     this.ahead = null;
-    this.list.length = stage.base;
+    this.list.truncate(stage.base);
     for (let i = 0; i < stage.added.length; i++) {
       this.list.push(stage.added[i]!);
       if ((i & 16383) === 16383) await yielder.maybe();
@@ -90,7 +91,7 @@ export class WordTable {
     if (stage.base !== this.count) throw new Error('word table changed under a staged batch');
     const end = stage.base + stage.added.length;
     if (this.ahead !== stage || this.list.length !== end) {
-      this.list.length = stage.base;
+      this.list.truncate(stage.base);
       for (const w of stage.added) this.list.push(w);
     }
     this.ahead = null;
@@ -372,6 +373,11 @@ export class SortedWords {
       for (let c = 0; c < w.length; c++) units[off + c] = w.charCodeAt(c);
       off += w.length;
       k++;
+      // New words count towards the turn too: a first batch is 200,000 of them and no old one.
+      if (++copied >= TURN_WORDS) {
+        copied = 0;
+        yield;
+      }
     }
     starts[n] = off;
     const firsts = new FirstChars();
