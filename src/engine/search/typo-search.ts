@@ -202,3 +202,38 @@ export function typoDerivations(
   }
   return out;
 }
+
+/**
+ * Whether `x` may be one of `q`'s derivations within `k` typos: its optimal string alignment
+ * distance to `q` (its best prefix's, in prefix mode) is at most `k`, on UTF-16 code units as
+ * in `walk`. Of the rules that narrow the derivations only the first letter's is applied (a
+ * different one needs a budget of two), so every derivation passes: what a derivation kept
+ * from before a batch checks the batch's new words against.
+ */
+export function mayDerive(q: string, x: string, k: number, prefix: boolean): boolean {
+  const m = q.length;
+  const n = x.length;
+  if (prefix ? n < m - k : Math.abs(n - m) > k) return false;
+  if (k < 2 && q.charCodeAt(0) !== x.charCodeAt(0)) return false;
+  let prev2 = new Int32Array(m + 1);
+  let prev = new Int32Array(m + 1);
+  let cur = new Int32Array(m + 1);
+  for (let j = 0; j <= m; j++) prev[j] = j;
+  let best = prev[m]!;
+  for (let i = 1; i <= n; i++) {
+    const c = x.charCodeAt(i - 1);
+    const pc = i > 1 ? x.charCodeAt(i - 2) : -1;
+    cur[0] = i;
+    for (let j = 1; j <= m; j++) {
+      const qc = q.charCodeAt(j - 1);
+      let v = prev[j - 1]! + (qc === c ? 0 : 1);
+      if (prev[j]! + 1 < v) v = prev[j]! + 1;
+      if (cur[j - 1]! + 1 < v) v = cur[j - 1]! + 1;
+      if (j > 1 && qc === pc && q.charCodeAt(j - 2) === c && prev2[j - 2]! + 1 < v) v = prev2[j - 2]! + 1;
+      cur[j] = v;
+    }
+    if (cur[m]! < best) best = cur[m]!;
+    [prev2, prev, cur] = [prev, cur, prev2];
+  }
+  return prefix ? best <= k : prev[m]! <= k;
+}

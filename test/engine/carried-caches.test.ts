@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import type { Doc } from '../../src/engine/documents/primary-key.js';
+import { applyChanges, buildFromDocuments, postingOf, type IndexState } from '../../src/engine/fulltext/index-state.js';
+import type { Posting } from '../../src/engine/fulltext/postings.js';
+import { patched } from '../../src/engine/fulltext/segment.js';
+import { SortedWords } from '../../src/engine/fulltext/word-table.js';
+import { mayDerive, typoDerivations } from '../../src/engine/search/typo-search.js';
+import { defaultSettings } from '../../src/engine/settings/settings.js';
+import type { DocChange } from '../../src/engine/structures/search-index.js';
+import { Yielder } from '../../src/util/yielder.js';
+import { rng } from '../helpers/rng.js';
+import { search } from './search-helpers.js';
+
+// A state carries what its searches cached (lists read, typo derivations, word splits) to the
+// state after a batch, keeping what the batch left valid. Whatever it keeps, every search
+// must answer as on an index built from scratch from the same documents.
+
+const WORDS = [
+  'brown', 'brawn', 'crown', 'browse', 'brow', 'frown', 'grown', 'bread', 'broad', 'fox', 'foxes',
+  'box', 'quick', 'quack', 'lazy', 'hazy', 'dog', 'dig', 'sun', 'sunny', 'rain', 'train', 'brain',
+  'the', 'of', 'and', 'a',
+];
+/** Words that first come with later batches, near the others in spelling. */
+const LATER = ['browns', 'crowd', 'foxy', 'bron', 'quicker', 'dogs', 'trains', 'brian', 'lazily', 'sunn'];
+const QUERIES = [
+  'brown', 'brwn', 'bron', 'crwn', 'browm', 'br', 'b', 'fo', 'q', 'quik', 'lazzy', 'dgo', 'brownfox',
+  'quickbrown', 'sunnyrain', 'brown fox', 'quick bro', 'the brown', 'the', 'trian', 'foxy', 'crowd',
+  'crwod', 'brians', 'dogs', 'sunn', 'quicker', 'lazily', 'of the', 'a b', 'hazzy', 'hzy', 'haz',
+];
+
+function text(r: () => number, vocab: string[], n: number): string {
+  return Array.from({ length: n }, () => vocab[Math.floor(r() * vocab.length)]!).join(' ');
+}
+
+async function fresh(docs: Map<number, Doc>): Promise<IndexState> {
+  const staged = await buildFromDocuments(defaultSettings(), [...docs].sort((a, b) => a[0] - b[0]), new Yielder());
+  staged.commitTables();
+  return staged.state;
+}
+
+const answer = (s: IndexState, q: string) => {
+  const out = search(s, q, { limit: 60 });
+  const words = out.units.map((u) => [...u.highlight.words].sort());
+  return { total: out.candidates, hits: out.hits.map((h) => [h.docid, h.score]), words };
+};
+
+describe('caches carried from state to state', () => {
+  it('answer every search as an index built from scratch, batch after batch', async () => {
+    const r = rng(20261129);
+    const docs = new Map<number, Doc>();
+    let next = 0;
+    const make = (vocab: string[]): Doc => ({ id: next, title: text(r, vocab, 1 + Math.floor(r() * 3)), body: text(r, vocab, 3 + Math.floor(r() * 12)) });
+    for (; next < 120; next++) docs.set(next, make(WORDS));
+    let state = await fresh(docs);
+    let later = 0;
+    for (let round = 0; round < 14; round++) {
+      for (const q of QUERIES) search(state, q, { limit: 60 });
+      const changes: DocChange[] = [];
+      const vocab = later < LATER.length && round % 2 === 1 ? [...WORDS, LATER[later++]!] : WORDS;
+      const ops = round === 6 ? 0 : 1 + Math.floor(r() * 4);
+      const touched = new Set<number>();
+      for (let k = 0; k < ops; k++) {
+        const live = [...docs.keys()].filter((d) => !touched.has(d));
+        const pick = live[Math.floor(r() * live.length)]!;
+        const op = r();
+        if (op < 0.4) {
+          const d = make(vocab);
+          touched.add(next);
+          changes.push({ docid: next, before: null, after: d });
+          docs.set(next++, d);
+        } else if (op < 0.75) {
+          const d = { ...make(vocab), id: docs.get(pick)!['id'] };
+          touched.add(pick);
+          changes.push({ docid: pick, before: docs.get(pick)!, after: d });
+          docs.set(pick, d);
+        } else {
+          touched.add(pick);
+          changes.push({ docid: pick, before: docs.get(pick)!, after: null });
+          docs.delete(pick);
+        }
+      }
+      // A word's only documents go (and later ones bring it back): derivations that reached it change.
+      if (round === 6) {
+        for (const [d, doc] of docs) {
+          if (touched.has(d) || !`${doc['title']} ${doc['body']}`.includes('hazy')) continue;
+          changes.push({ docid: d, before: doc, after: null });
+          docs.delete(d);
+        }
+      }
+      const staged = await applyChanges(state, changes, new Yielder());
+      staged.commitTables();
+      state = staged.state;
+      const scratch = await fresh(docs);
+      for (const q of QUERIES) expect(answer(state, q), `round ${round}: "${q}"`).toEqual(answer(scratch, q));
+    }
+  });
+
+  it('keep what a batch did not touch and read again what it did', async () => {
+    const docs = new Map<number, Doc>(Array.from({ length: 40 }, (_, i) => [i, { id: i, body: i % 2 ? 'brown fox' : 'lazy dog' }] as [number, Doc]));
+    const base = await fresh(docs);
+    for (const q of ['brwn', 'lazzy', 'brown', 'lazy', 'b', 'l', 'lazydog']) search(base, q);
+    const lazy = base.sorted.idOf('lazy')!;
+    const brown = base.sorted.idOf('brown')!;
+    const staged = await applyChanges(base, [{ docid: 3, before: docs.get(3)!, after: { id: 3, body: 'brown bread' } }], new Yielder());
+    staged.commitTables();
+    const next = staged.state;
+    // The untouched word's list and derivations are the same objects; the replaced document's words are read anew.
+    expect(postingOf(next, lazy)).toBe(postingOf(base, lazy));
+    expect(postingOf(next, brown)).not.toBe(postingOf(base, brown));
+    expect(Array.from(postingOf(next, brown).docs)).toEqual(Array.from(postingOf(await fresh(new Map([...docs, [3, { id: 3, body: 'brown bread' }]])), brown).docs));
+    const typos = next.memo.get('typos') as { entries: Map<string, unknown> };
+    expect([...typos.entries.keys()].some((k) => k.endsWith('lazzy'))).toBe(true);
+    expect(next.memo.get('pairs')).toBeDefined();
+  });
+});
+
+describe('a carried list patched for a batch', () => {
+  it('is the old list without the removed documents, with the new ones, in docid order', () => {
+    const r = rng(7);
+    const list = (docs: number[]): Posting => {
+      const d: number[] = [];
+      const f: number[] = [];
+      for (const x of docs) for (let k = 0; k <= x % 3; k++) (d.push(x), f.push(x * 10 + k));
+      return { docs: Uint32Array.from(d), fps: Uint32Array.from(f), ndocs: docs.length };
+    };
+    for (let round = 0; round < 300; round++) {
+      const all = Array.from({ length: 40 }, (_, i) => i);
+      const old = all.filter(() => r() < 0.5);
+      const removed = old.filter(() => r() < 0.2);
+      const added = all.filter((d) => (!old.includes(d) || removed.includes(d)) && r() < 0.3);
+      const want = list([...old.filter((d) => !removed.includes(d)), ...added].sort((a, b) => a - b));
+      const got = patched(list(old), Uint32Array.from(removed), list(added));
+      expect({ docs: Array.from(got.docs), fps: Array.from(got.fps), ndocs: got.ndocs }).toEqual({ docs: Array.from(want.docs), fps: Array.from(want.fps), ndocs: want.ndocs });
+    }
+  });
+});
+
+describe('the reach of a kept typo derivation', () => {
+  it('includes every word the derivation search finds', () => {
+    const r = rng(99);
+    const letters = 'abcdeé';
+    const word = () => Array.from({ length: 1 + Math.floor(r() * 6) }, () => letters[Math.floor(r() * letters.length)]).join('');
+    const words = [...new Set(Array.from({ length: 400 }, word))];
+    const sorted = SortedWords.build({ words });
+    sorted.prepare();
+    let found = 0;
+    for (let i = 0; i < 300; i++) {
+      const q = word();
+      for (const maxTypo of [1, 2]) {
+        for (const prefix of [false, true]) {
+          const d = typoDerivations(sorted, q, maxTypo, prefix, () => true);
+          for (const x of [...d.one, ...d.two]) {
+            found++;
+            expect(mayDerive(q, sorted.words[x]!, maxTypo, prefix), `${q} → ${sorted.words[x]} (${maxTypo}${prefix ? ', prefix' : ''})`).toBe(true);
+          }
+        }
+      }
+    }
+    expect(found).toBeGreaterThan(1000);
+    // And it is narrow enough to keep most derivations: far words are out.
+    expect(mayDerive('brown', 'quick', 2, true)).toBe(false);
+    expect(mayDerive('brown', 'crown', 1, false)).toBe(false);
+    expect(mayDerive('brown', 'crown', 2, false)).toBe(true);
+    expect(mayDerive('brown', 'bread', 1, true)).toBe(false);
+    expect(mayDerive('brwn', 'browns', 1, true)).toBe(true);
+  });
+});
