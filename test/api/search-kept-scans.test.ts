@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Index } from 'meilisearch';
 import { startTestNode, type TestNode } from '../helpers/node.js';
 import { searchStateOf } from '../../src/engine/fulltext/fulltext-index.js';
+import { KEPT_SCANS, type KeptScanTable } from '../../src/engine/search/match-table.js';
 
 // A one-word query over a long posting list (here a one-letter prefix over 24,000 documents)
 // is answered from a scan kept for the index's current state after the first time: the
@@ -29,7 +30,7 @@ afterAll(async () => {
 /** The scans kept for the index's current state, by key. */
 function keptScans(): Map<string, unknown> {
   const state = searchStateOf(t.node.ctx.engine.getIndex('kept'))!;
-  return new Map([...state.memo].filter(([k]) => k.startsWith('scan:') && k !== 'scan:budget'));
+  return new Map((state.memo.get(KEPT_SCANS) as KeptScanTable | undefined)?.entries ?? []);
 }
 
 const strip = ({ processingTimeMs: _p, requestUid: _r, ...rest }: Record<string, unknown>) => rest;

@@ -3,8 +3,10 @@
 // HTTP as NDJSON into a server running as its own process, then BENCH_QUERIES queries of each
 // kind are sent one after another with `limit: 10`: one exact word, one misspelled word (a
 // deletion, a swap or a vowel changed, never the first letter), a 1- or 2-letter prefix, and
-// three consecutive words of one document. MiniSearch (fuzzy 0.2, prefix) answers the first
-// BENCH_MINI_QUERIES of each kind in this process on the same documents, for the ratio.
+// three consecutive words of one document; then the same queries again while the index is
+// written to (one document replaced every WRITE_EVERY queries). MiniSearch (fuzzy 0.2,
+// prefix) answers the first BENCH_MINI_QUERIES of each kind in this process on the same
+// documents, for the ratio.
 // Then the engine alone answers the same queries in this process, on the store the server left
 // (once, then again), to tell its time from HTTP's and the machine's.
 // BENCH_CORPORA picks corpora (dictionary,catalog); BENCH_IDS_OUT names a file that receives
@@ -28,6 +30,8 @@ const CORPORA = (process.env['BENCH_CORPORA'] ?? 'dictionary,catalog').split(','
 const IDS_OUT = process.env['BENCH_IDS_OUT'];
 const BATCH = 20_000;
 const TOP = 10;
+/** Queries between two one-document writes in the pass while the index is written to. */
+const WRITE_EVERY = 20;
 
 export interface Kind {
   name: string;
@@ -81,6 +85,8 @@ export function queryKinds(c: LongCorpus): { kinds: Kind[]; intended: Map<string
 
 interface Measured {
   timings: Map<string, Timing>;
+  /** The same queries over HTTP with one document replaced every WRITE_EVERY queries. */
+  written?: Map<string, Timing>;
   /** Trine's queries answered by the engine in this process, on the store the server left. */
   engine?: Map<string, { once: Timing; warm: Timing }>;
   hits: number;
@@ -121,6 +127,7 @@ async function measureTrine(c: LongCorpus, kinds: Kind[], intended: Map<string, 
   const url = node.url;
   const index = c.name;
   const timings = new Map<string, Timing>();
+  const written = new Map<string, Timing>();
   let engine: NonNullable<Measured['engine']> = new Map();
   let hits = 0;
   try {
@@ -157,13 +164,30 @@ async function measureTrine(c: LongCorpus, kinds: Kind[], intended: Map<string, 
       }
       timings.set(k.name, timing(times));
     }
+    // Each write publishes a new state: searches after it must not start from nothing.
+    let edits = 0;
+    for (const k of kinds) {
+      const times: number[] = [];
+      for (const [i, q] of k.queries.entries()) {
+        if (i % WRITE_EVERY === 0) {
+          const d = c.docs[(edits++ * 7919) % c.docs.length]!;
+          const res = await post(url, `/indexes/${index}/documents`, [{ ...d, [c.body]: `${String(d[c.body] ?? '')} (revised)` }]);
+          await waitTask(url, ((await res.json()) as { taskUid: number }).taskUid, 5);
+        }
+        const s = performance.now();
+        const r = await post(url, `/indexes/${index}/search`, { q, limit: TOP });
+        await r.arrayBuffer();
+        times.push(performance.now() - s);
+      }
+      written.set(k.name, timing(times));
+    }
     await node.kill('SIGTERM');
     engine = await measureEngine(dir, c, kinds);
   } finally {
     await node.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
-  return { timings, engine, hits, asked: intended.size };
+  return { timings, written, engine, hits, asked: intended.size };
 }
 
 function measureMiniSearch(c: LongCorpus, kinds: Kind[], intended: Map<string, string>): Measured {
@@ -214,6 +238,11 @@ export async function runLongDocsBench(): Promise<void> {
       console.log(
         `  ${k.name.padEnd(20)} ${f(a.p50).padStart(14)} ${f(a.p95)} ${f(a.p99)}   ${f(b.p50).padStart(14)} ${f(b.p95)} ${f(b.p99)}   ${a.p95 <= 10 ? 'ok' : 'MISSED'}`,
       );
+    }
+    console.log(`  over HTTP while written to: one document replaced (and its task awaited) every ${WRITE_EVERY} queries`);
+    for (const k of kinds) {
+      const w = trine.written?.get(k.name);
+      if (w) console.log(`  ${k.name.padEnd(20)} ${f(w.p50).padStart(14)} ${f(w.p95)} ${f(w.p99)}`);
     }
     console.log(`  engine alone, in this process on the same store (no HTTP): each query once, then again`);
     for (const k of kinds) {

@@ -4,6 +4,8 @@ import { applyChanges, buildFromDocuments, postingOf, type IndexState } from '..
 import type { Posting } from '../../src/engine/fulltext/postings.js';
 import { patched } from '../../src/engine/fulltext/segment.js';
 import { SortedWords } from '../../src/engine/fulltext/word-table.js';
+import { KEPT_SCANS, type KeptScanTable } from '../../src/engine/search/match-table.js';
+import { KEPT_PAIR_COSTS, type KeptPairCostTable } from '../../src/engine/search/pair-proximity.js';
 import { mayDerive, typoDerivations } from '../../src/engine/search/typo-search.js';
 import { defaultSettings } from '../../src/engine/settings/settings.js';
 import type { DocChange } from '../../src/engine/structures/search-index.js';
@@ -111,6 +113,103 @@ describe('caches carried from state to state', () => {
     const typos = next.memo.get('typos') as { entries: Map<string, unknown> };
     expect([...typos.entries.keys()].some((k) => k.endsWith('lazzy'))).toBe(true);
     expect(next.memo.get('pairs')).toBeDefined();
+  });
+});
+
+describe('pair costs carried from state to state', () => {
+  it('are computed again for the documents a batch changed, and rank as from scratch', async () => {
+    // "in" and "or" in every document (kept pair costs need both in thousands), at seeded
+    // distances that batches change.
+    const r = rng(12);
+    const rnd = (n: number) => Math.floor(r() * n);
+    const fill = ['lamp', 'river', 'stone', 'cloud', 'glass', 'wheat'];
+    const make = (i: number): Doc => {
+      const words = Array.from({ length: 12 + rnd(12) }, () => fill[rnd(fill.length)]!);
+      const at = rnd(words.length - 6);
+      words[at] = 'in';
+      words[at + 1 + rnd(4)] = 'or';
+      return { id: i, t: words.join(' ') };
+    };
+    const docs = new Map<number, Doc>(Array.from({ length: 2300 }, (_, i) => [i, make(i)] as [number, Doc]));
+    let state = await fresh(docs);
+    let next = docs.size;
+    const queries = ['in or', 'or in', 'in or lamp', 'in l', 'lamp in o'];
+    const pages = [[0, 10], [0, 1], [1000, 40], [2200, 200]] as const;
+    const ranked = (s: IndexState) => queries.flatMap((q) => pages.map(([offset, limit]) => search(s, q, { offset, limit }).hits.map((h) => [h.docid, h.score])));
+    for (let round = 0; round < 5; round++) {
+      ranked(state);
+      const changes: DocChange[] = [];
+      const live = [...docs.keys()];
+      for (let k = 0; k < 30; k++) {
+        const d = live[rnd(live.length)]!;
+        if (changes.some((c) => c.docid === d)) continue;
+        const after = round % 2 === 0 || k % 3 ? make(docs.get(d)!['id'] as number) : null;
+        changes.push({ docid: d, before: docs.get(d)!, after });
+        if (after) docs.set(d, after);
+        else docs.delete(d);
+      }
+      for (let k = 0; k < 10; k++, next++) {
+        const d = make(next);
+        changes.push({ docid: next, before: null, after: d });
+        docs.set(next, d);
+      }
+      const staged = await applyChanges(state, changes, new Yielder());
+      staged.commitTables();
+      state = staged.state;
+      const table = state.memo.get(KEPT_PAIR_COSTS) as KeptPairCostTable;
+      expect(ranked(state), `round ${round}`).toEqual(ranked(await fresh(docs)));
+      expect(table.entries.size, `round ${round}`).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('scans carried from state to state', () => {
+  it('are patched for the documents a batch changed, and rank as from scratch', async () => {
+    // Long lists (a one-letter prefix, a common word) are scanned once per state and kept;
+    // after a batch the scan is patched from the previous state's.
+    const r = rng(13);
+    const rnd = (n: number) => Math.floor(r() * n);
+    const xs = ['xylo', 'xeno', 'xray', 'xenon', 'x'];
+    const fill = ['lamp', 'river'];
+    const field = (n: number) => Array.from({ length: n }, () => (r() < 0.4 ? xs[rnd(xs.length)]! : fill[rnd(fill.length)]!)).join(' ');
+    const make = (i: number): Doc => ({ id: i, title: `${xs[rnd(xs.length)]} ${field(1 + rnd(4))}`, body: `${field(4 + rnd(10))} ${xs[rnd(xs.length)]}` });
+    const docs = new Map<number, Doc>(Array.from({ length: 11_000 }, (_, i) => [i, make(i)] as [number, Doc]));
+    let state = await fresh(docs);
+    let next = docs.size;
+    const queries = ['x', 'lamp', 'river'];
+    const pages = [[0, 20], [5000, 50], [10_900, 200]] as const;
+    const ranked = (s: IndexState) => queries.flatMap((q) => pages.map(([offset, limit]) => {
+      const out = search(s, q, { offset, limit });
+      return [out.candidates, ...out.hits.map((h) => [h.docid, h.score])];
+    }));
+    for (let round = 0; round < 4; round++) {
+      ranked(state);
+      const table = state.memo.get(KEPT_SCANS) as KeptScanTable;
+      expect(table.entries.size, `round ${round}`).toBeGreaterThanOrEqual(queries.length);
+      const changes: DocChange[] = [];
+      const live = [...docs.keys()];
+      for (let k = 0; k < 25; k++) {
+        const d = live[rnd(live.length)]!;
+        if (changes.some((c) => c.docid === d)) continue;
+        const after = k % 4 ? make(docs.get(d)!['id'] as number) : null;
+        changes.push({ docid: d, before: docs.get(d)!, after });
+        if (after) docs.set(d, after);
+        else docs.delete(d);
+      }
+      for (let k = 0; k < 5; k++, next++) {
+        const d = make(next);
+        changes.push({ docid: next, before: null, after: d });
+        docs.set(next, d);
+      }
+      const staged = await applyChanges(state, changes, new Yielder());
+      staged.commitTables();
+      state = staged.state;
+      const carried = state.memo.get(KEPT_SCANS) as KeptScanTable;
+      expect([...carried.entries.values()].every((e) => e.pending !== null), `round ${round}`).toBe(true);
+      expect(ranked(state), `round ${round}`).toEqual(ranked(await fresh(docs)));
+      // Each query was answered from a patched scan: kept anew, nothing pending.
+      expect([...carried.entries.values()].filter((e) => e.pending === null).length, `round ${round}`).toBeGreaterThanOrEqual(queries.length);
+    }
   });
 });
 

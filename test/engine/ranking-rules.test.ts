@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { proximityRule } from '../../src/engine/ranking/proximity.js';
-import { KEPT_PAIR_BUDGET } from '../../src/engine/search/pair-proximity.js';
+import { KEPT_PAIR_COSTS, KeptPairCostTable } from '../../src/engine/search/pair-proximity.js';
 import { PENDING, type RankingRule } from '../../src/engine/ranking/rule.js';
 import { globalScore, mergeRank } from '../../src/engine/ranking/rank.js';
 import { rng } from '../bench/wordnet.js';
@@ -119,15 +119,16 @@ describe('proximity', () => {
     });
     const kept = await buildIndex(docs);
     const joined = await buildIndex(docs);
-    joined.memo.set(KEPT_PAIR_BUDGET, { docs: Infinity });
+    joined.memo.set(KEPT_PAIR_COSTS, new KeptPairCostTable(0));
     const pages = [[0, 10], [0, 1], [300, 20], [2500, 100]] as const;
     // A short last word reads its indexed prefix list ("l" holds lamp and lamps), kept too.
     const queries = ['in or', 'or in', 'in or lamp', 'lamp in or ', 'in l', 'or i', 'lamp in o'];
     const ranked = (s: typeof kept) => queries.flatMap((q) => pages.map(([offset, limit]) => search(s, q, { offset, limit }).hits.map((h) => [h.docid, h.score])));
     const first = ranked(kept);
-    expect([...kept.memo.keys()].filter((k) => k.startsWith('paircosts:') && k !== KEPT_PAIR_BUDGET).length).toBeGreaterThan(0);
-    expect([...kept.memo.keys()].some((k) => /^paircosts:\d+:p\d+:/.test(k))).toBe(true);
-    expect([...joined.memo.keys()].some((k) => k.startsWith('paircosts:') && k !== KEPT_PAIR_BUDGET)).toBe(false);
+    const keys = (s: typeof kept) => [...(s.memo.get(KEPT_PAIR_COSTS) as KeptPairCostTable).entries.keys()];
+    expect(keys(kept).length).toBeGreaterThan(0);
+    expect(keys(kept).some((k) => /^\d+:p\d+:/.test(k))).toBe(true);
+    expect(keys(joined)).toEqual([]);
     expect(ranked(kept)).toEqual(first);
     expect(ranked(joined)).toEqual(first);
     expect(first[0]).toHaveLength(10);

@@ -133,3 +133,18 @@ export function entryRanges(list: Uint32Array, docs: Uint32Array): Uint32Array {
   }
   return out.subarray(0, n);
 }
+
+/** The union of two ascending docid arrays. */
+export function unionSorted(a: Uint32Array, b: Uint32Array): Uint32Array {
+  if (b.length === 0) return a;
+  if (a.length === 0) return b;
+  const out = new Uint32Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length || j < b.length) {
+    const x = j >= b.length || (i < a.length && a[i]! <= b[j]!) ? a[i++]! : b[j++]!;
+    if (k === 0 || out[k - 1] !== x) out[k++] = x;
+  }
+  return out.subarray(0, k);
+}

@@ -208,6 +208,8 @@ export class SegmentView {
   private readonly prefixPatches = new Map<number, Patch>();
   /** The documents the newest segment removed, ascending (what patches take out). */
   private patchRemoved: Uint32Array = new Uint32Array(0);
+  /** The previous view's list each patched list was made from. */
+  private readonly patchedFrom = new WeakMap<Posting, Posting>();
   /** Live docids, ascending. */
   readonly docids: Uint32Array;
 
@@ -359,6 +361,11 @@ export class SegmentView {
     return this.list(id, (s) => s.prefixes ?? EMPTY_ARENA, this.prefixCache, this.prefixPatches);
   }
 
+  /** The previous view's list that `p` was patched from (see carryAdding), if it was. */
+  predecessorOf(p: Posting): Posting | undefined {
+    return this.patchedFrom.get(p);
+  }
+
   /** Whether word `id` has a live entry, without merging its lists when one clean segment has it. */
   hasWord(id: number): boolean {
     const segs = this.segments;
@@ -375,6 +382,7 @@ export class SegmentView {
     if (patch) {
       patches.delete(id);
       const out = patched(patch.old, this.patchRemoved, patch.add);
+      if (out !== EMPTY_POSTING) this.patchedFrom.set(out, patch.old);
       if (out !== EMPTY_POSTING && this.cached + out.docs.length <= CACHED_ENTRIES) {
         this.keepCopy(out);
         cache.set(id, out);

@@ -8,7 +8,9 @@ import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
-import { distinctDocs, entryRanges, type Posting } from '../fulltext/postings.js';
+import { distinctDocs, entryRanges, seekDoc, unionSorted, type Posting } from '../fulltext/postings.js';
+import { CARRY, type BatchDelta, type CarriedMemo } from '../fulltext/index-state.js';
+import type { Yielder } from '../../util/yielder.js';
 
 import {
   COST_AT_0, EXACT_AT_START, EXACT_BITS, EXACT_PRESENT, EXACT_SHIFT, EXACT_WHOLE_FIELD, FID_MAX, FID_SHIFT, merge,
@@ -39,16 +41,87 @@ export interface ScanOptions {
 }
 
 /** A one-unit scan kept in a state's memo: its documents (ascending) and their slots. */
-interface KeptScan {
+export interface KeptScan {
   docs: Uint32Array;
   values: Uint32Array;
+  /** Documents batches changed since the scan, ascending; null when none. */
+  pending: Uint32Array | null;
+  /** Read by a search of this state (scans no search read are not carried further). */
+  used: boolean;
 }
 
 /** Scans reading fewer posting entries than this are cheap enough to redo. */
 const CACHED_SCAN_MIN_ENTRIES = 20_000;
 /** Documents kept over all scans of one state: 4 M × 8 bytes at most. */
 const KEPT_SCAN_MAX_DOCS = 4_000_000;
-const KEPT_SCAN_BUDGET = 'scan:budget';
+/** The state memo's entry holding the kept scans. */
+export const KEPT_SCANS = 'scans';
+/** Documents batches changed that a carried scan can wait to patch: past them it is dropped. */
+const MAX_PENDING = 4096;
+
+/**
+ * The unit scans a state keeps, by what they read (see unitScanKey). Carried to the state
+ * after a batch: a scan whose lists the batch left alone is found under the same key; one
+ * whose lists were patched is found through their predecessors and patched in turn, its
+ * documents the batch changed scanned again (a one-letter prefix's scan of the longdocs
+ * dictionary took 15-20 ms in the first search after each write).
+ */
+export class KeptScanTable implements CarriedMemo {
+  readonly entries = new Map<string, KeptScan>();
+  docs = 0;
+
+  async [CARRY](delta: BatchDelta, _next: IndexState, yielder: Yielder): Promise<KeptScanTable> {
+    const touched = unionSorted(delta.removed, delta.segment.docs);
+    const out = new KeptScanTable();
+    let n = 0;
+    for (const [key, e] of this.entries) {
+      if ((++n & 255) === 0) await yielder.maybe();
+      if (!e.used) continue;
+      const pending = e.pending === null ? touched : unionSorted(e.pending, touched);
+      if (pending.length > MAX_PENDING) continue;
+      out.entries.set(key, { docs: e.docs, values: e.values, pending: pending.length > 0 ? pending : null, used: false });
+      out.docs += e.docs.length;
+    }
+    return out;
+  }
+}
+
+function scanTable(state: IndexState): KeptScanTable {
+  let t = state.memo.get(KEPT_SCANS) as KeptScanTable | undefined;
+  if (!t) state.memo.set(KEPT_SCANS, (t = new KeptScanTable()));
+  return t;
+}
+
+/** A kept scan found under its own key: its lists are the ones it read, whatever batches came. */
+function keptScan(state: IndexState, key: string): KeptScan | undefined {
+  const e = scanTable(state).entries.get(key);
+  if (e) {
+    e.pending = null;
+    e.used = true;
+  }
+  return e;
+}
+
+/** The entries of `p` for the documents `docs` (ascending, few: each is searched for). */
+function entriesFor(p: Posting, docs: Uint32Array): Posting {
+  const runs: number[] = [];
+  let at = 0;
+  let n = 0;
+  for (const d of docs) {
+    at = seekDoc(p, d, at);
+    let end = at;
+    while (end < p.docs.length && p.docs[end] === d) end++;
+    if (end > at) (runs.push(at, end), (n += end - at));
+    at = end;
+  }
+  const out = { docs: new Uint32Array(n), fps: new Uint32Array(n), ndocs: runs.length >> 1 };
+  for (let r = 0, k = 0; r < runs.length; r += 2) {
+    out.docs.set(p.docs.subarray(runs[r]!, runs[r + 1]!), k);
+    out.fps.set(p.fps.subarray(runs[r]!, runs[r + 1]!), k);
+    k += runs[r + 1]! - runs[r]!;
+  }
+  return out;
+}
 
 const postingIds = new WeakMap<object, number>();
 let nextPostingId = 1;
@@ -203,21 +276,24 @@ export class MatchTable {
   private unitScanKey(u: Unit): string | null {
     let key = this.scanKeys.get(u);
     if (key !== undefined) return key;
-    key = null;
-    let entries = 0;
-    for (const src of u.sources) entries += src.posting.docs.length;
-    if (this.opts.admitted === null && entries >= CACHED_SCAN_MIN_ENTRIES) {
-      const parts: (string | number)[] = [u.qpos, u.qposEnd, u.end - u.start, u.baseTypo];
-      for (const src of u.sources) parts.push(postingId(src.posting), src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
-      key = `scan:${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.rankWeights?.join(',') ?? ''}|${this.opts.exactFields.join(',')}`;
-    }
+    key = this.scanKeyWith(u, (p) => p);
     this.scanKeys.set(u, key);
     return key;
   }
 
+  /** The scan key of `u` with each list read as `listOf` says (itself, or its predecessor). */
+  private scanKeyWith(u: Unit, listOf: (p: Posting) => Posting): string | null {
+    let entries = 0;
+    for (const src of u.sources) entries += src.posting.docs.length;
+    if (this.opts.admitted !== null || entries < CACHED_SCAN_MIN_ENTRIES) return null;
+    const parts: (string | number)[] = [u.qpos, u.qposEnd, u.end - u.start, u.baseTypo];
+    for (const src of u.sources) parts.push(postingId(listOf(src.posting)), src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
+    return `${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.rankWeights?.join(',') ?? ''}|${this.opts.exactFields.join(',')}`;
+  }
+
   /** Fills the table of a single unit from a kept scan of this state, if there is one. */
   private replayScan(key: string): boolean {
-    const kept = this.state.memo.get(key) as KeptScan | undefined;
+    const kept = keptScan(this.state, key);
     if (!kept) return false;
     const { mask, agg, blocks, U } = this;
     const { docs, values } = kept;
@@ -240,12 +316,51 @@ export class MatchTable {
    * short prefixes typed first in search-as-you-type read the longest lists there are.
    */
   private keep(key: string, docs: Uint32Array, values: Uint32Array): void {
-    const memo = this.state.memo;
-    const budget = (memo.get(KEPT_SCAN_BUDGET) as { docs: number } | undefined) ?? { docs: 0 };
-    if (budget.docs + docs.length > KEPT_SCAN_MAX_DOCS) return;
-    budget.docs += docs.length;
-    memo.set(KEPT_SCAN_BUDGET, budget);
-    memo.set(key, { docs, values } satisfies KeptScan);
+    const table = scanTable(this.state);
+    const known = table.entries.get(key);
+    if (known) table.docs -= known.docs.length;
+    if (table.docs + docs.length > KEPT_SCAN_MAX_DOCS) {
+      if (known) table.entries.delete(key);
+      return;
+    }
+    table.docs += docs.length;
+    table.entries.set(key, { docs, values, pending: null, used: true });
+  }
+
+  /** Writes a kept scan's slots of unit `u`, but for the documents `skip` (ascending). */
+  private replayUnit(u: Unit, kept: KeptScan, skip: Uint32Array | null): void {
+    const { mask, agg, blocks, U } = this;
+    const bit = (1 << u.id) >>> 0;
+    const { docs, values } = kept;
+    let s = 0;
+    for (let i = 0; i < docs.length; i++) {
+      const d = docs[i]!;
+      if (skip !== null) {
+        while (s < skip.length && skip[s]! < d) s++;
+        if (s < skip.length && skip[s] === d) continue;
+      }
+      const m = mask[d]!;
+      if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
+      mask[d] = (m | bit) >>> 0;
+      agg[d * U + u.id] = values[i]!;
+    }
+  }
+
+  /**
+   * Fills unit `u` from the scan kept under the key of its lists' predecessors (the lists a
+   * batch patched), its documents the batch changed scanned again from the lists as they are
+   * now: each document's slots depend on its own entries only. False when there is none.
+   */
+  private patchScan(u: Unit): boolean {
+    const view = this.state.view;
+    const before = this.scanKeyWith(u, (p) => view.predecessorOf(p) ?? p);
+    if (before === null || before === this.unitScanKey(u)) return false;
+    const kept = scanTable(this.state).entries.get(before);
+    if (!kept || kept.pending === null) return false;
+    const pending = kept.pending;
+    this.replayUnit(u, kept, pending);
+    this.scanUnit({ ...u, sources: u.sources.map((src) => ({ ...src, posting: entriesFor(src.posting, pending) })) });
+    return true;
   }
 
   /**
@@ -255,24 +370,14 @@ export class MatchTable {
    */
   private scanUnitKept(u: Unit): void {
     const key = this.unitScanKey(u);
-    const kept = key === null ? undefined : (this.state.memo.get(key) as KeptScan | undefined);
-    const { mask, agg, blocks, U } = this;
-    const bit = (1 << u.id) >>> 0;
-    if (kept !== undefined) {
-      const { docs, values } = kept;
-      for (let i = 0; i < docs.length; i++) {
-        const d = docs[i]!;
-        const m = mask[d]!;
-        if (m === 0) blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
-        mask[d] = (m | bit) >>> 0;
-        agg[d * U + u.id] = values[i]!;
-      }
-      return;
-    }
-    this.scanUnit(u);
+    const kept = key === null ? undefined : keptScan(this.state, key);
+    if (kept !== undefined) return this.replayUnit(u, kept, null);
+    if (key === null || !this.patchScan(u)) this.scanUnit(u);
     // A table of one unit keeps its scan once its documents are collected (constructor).
     if (key === null || this.units.length === 1) return;
     // The unit's slots the scan filled: every document of its lists the query's fields keep.
+    const { mask, agg, blocks, U } = this;
+    const bit = (1 << u.id) >>> 0;
     const nb = (this.state.capacity >>> 5) + 1;
     const filled = (d: number): boolean => (mask[d]! & bit) !== 0 && (agg[d * U + u.id]! & TYPO_MASK) !== 0;
     let n = 0;

@@ -4,7 +4,9 @@
 // the proximity rule faces many documents, where reading every document's record one by
 // one would cost far more.
 
-import { distinctDocs, entryRanges, gallop, type Posting } from '../fulltext/postings.js';
+import { distinctDocs, entryRanges, gallop, seekDoc, unionSorted, type Posting } from '../fulltext/postings.js';
+import { CARRY, type BatchDelta, type CarriedMemo, type IndexState } from '../fulltext/index-state.js';
+import type { Yielder } from '../../util/yielder.js';
 import type { Source, Unit } from './derivations.js';
 
 export const MAX_PAIR_COST = 3;
@@ -69,13 +71,91 @@ function listKey(s: Source): string | null {
 const KEPT_PAIR_MIN_DOCS = 2048;
 /** Documents of kept pair costs per state, over all pairs (5 bytes each). */
 const KEPT_PAIR_BUDGET_DOCS = 4_000_000;
-/** The state memo's entry counting the documents kept, over all pairs. */
-export const KEPT_PAIR_BUDGET = 'paircosts:budget';
+/** The state memo's entry holding the kept pair costs. */
+export const KEPT_PAIR_COSTS = 'paircosts';
+/** Documents batches changed that a carried entry can wait to patch: past them it is dropped. */
+const MAX_PENDING = 4096;
 
 /** A word pair's cost in every document holding both words closer than MAX_PAIR_COST, ascending docids. */
 interface KeptPairCosts {
   docs: Uint32Array;
   costs: Uint8Array;
+  /** Documents batches changed since the costs were computed, ascending; null when none. */
+  pending: Uint32Array | null;
+  /** Read by a search of this state (entries no search read are not carried further). */
+  used: boolean;
+}
+
+/**
+ * The pair costs a state keeps, by the two lists and the query's weights. Carried to the
+ * state after a batch, each entry notes the documents the batch changed and computes their
+ * costs again on first use: the common pairs ("of the") are in nearly every document a write
+ * touches, and joining their whole lists again took most of a first search after a write.
+ */
+export class KeptPairCostTable implements CarriedMemo {
+  readonly entries = new Map<string, KeptPairCosts>();
+  docs = 0;
+
+  /** `capacity` documents over all pairs (0 keeps none). */
+  constructor(readonly capacity = KEPT_PAIR_BUDGET_DOCS) {}
+
+  async [CARRY](delta: BatchDelta, _next: IndexState, yielder: Yielder): Promise<KeptPairCostTable> {
+    const touched = unionSorted(delta.removed, delta.segment.docs);
+    const out = new KeptPairCostTable(this.capacity);
+    let n = 0;
+    for (const [key, e] of this.entries) {
+      if ((++n & 255) === 0) await yielder.maybe();
+      if (!e.used) continue;
+      const pending = e.pending === null ? touched : unionSorted(e.pending, touched);
+      if (pending.length > MAX_PENDING) continue;
+      out.entries.set(key, { docs: e.docs, costs: e.costs, pending: pending.length > 0 ? pending : null, used: false });
+      out.docs += e.docs.length;
+    }
+    return out;
+  }
+}
+
+/** The entries `[from, to)` of document `d` in `p`, or null when it has none. */
+function docRun(p: Posting, d: number): [number, number] | null {
+  const from = seekDoc(p, d);
+  let to = from;
+  while (to < p.docs.length && p.docs[to] === d) to++;
+  return to > from ? [from, to] : null;
+}
+
+/** Kept costs with those of `e.pending` computed again from the lists as they are now. */
+function patchKept(table: KeptPairCostTable, e: KeptPairCosts, A: Posting, B: Posting, weights: Int32Array, byAttribute: boolean): void {
+  const pending = e.pending!;
+  const fresh: number[] = [];
+  const freshCosts: number[] = [];
+  for (const d of pending) {
+    const ra = docRun(A, d);
+    const rb = ra && docRun(B, d);
+    if (!ra || !rb) continue;
+    const c = closestPair(A.fps, ra[0], ra[1], 0, B.fps, rb[0], rb[1], byAttribute, weights);
+    if (c < MAX_PAIR_COST) (fresh.push(d), freshCosts.push(c));
+  }
+  const docs = new Uint32Array(e.docs.length + fresh.length);
+  const costs = new Uint8Array(docs.length);
+  let i = 0;
+  let j = 0;
+  let p = 0;
+  let k = 0;
+  while (i < e.docs.length || j < fresh.length) {
+    if (j >= fresh.length || (i < e.docs.length && e.docs[i]! < fresh[j]!)) {
+      const d = e.docs[i]!;
+      while (p < pending.length && pending[p]! < d) p++;
+      if (p >= pending.length || pending[p] !== d) (docs[k] = d), (costs[k++] = e.costs[i]!);
+      i++;
+    } else {
+      if (i < e.docs.length && e.docs[i] === fresh[j]) i++;
+      (docs[k] = fresh[j]!), (costs[k++] = freshCosts[j++]!);
+    }
+  }
+  table.docs += k - e.docs.length;
+  e.docs = docs.slice(0, k);
+  e.costs = costs.slice(0, k);
+  e.pending = null;
 }
 
 /**
@@ -95,13 +175,18 @@ function keptPairCosts(
   const ka = listKey(sa);
   const kb = listKey(sb);
   if (ka === null || kb === null) return null;
-  const key = `paircosts:${ka}:${kb}:${byAttribute ? 1 : 0}:${weights.join(',')}`;
-  const kept = memo.get(key) as KeptPairCosts | undefined;
-  if (kept !== undefined) return kept;
+  let table = memo.get(KEPT_PAIR_COSTS) as KeptPairCostTable | undefined;
+  if (table === undefined) memo.set(KEPT_PAIR_COSTS, (table = new KeptPairCostTable()));
+  const key = `${ka}:${kb}:${byAttribute ? 1 : 0}:${weights.join(',')}`;
+  const kept = table.entries.get(key);
+  if (kept !== undefined) {
+    if (kept.pending !== null) patchKept(table, kept, A, B, weights, byAttribute);
+    kept.used = true;
+    return kept;
+  }
   const most = Math.min(A.ndocs, B.ndocs);
   if (bucket * 4 < most) return null;
-  const budget = (memo.get(KEPT_PAIR_BUDGET) as { docs: number } | undefined) ?? { docs: 0 };
-  if (budget.docs + most > KEPT_PAIR_BUDGET_DOCS) return null;
+  if (table.docs + most > table.capacity) return null;
   const docs = new Uint32Array(most);
   const costs = new Uint8Array(most);
   let n = 0;
@@ -113,10 +198,9 @@ function keptPairCosts(
     const c = closestPair(A.fps, a0, a1, 0, B.fps, b0, b1, byAttribute, weights);
     if (c < MAX_PAIR_COST) (docs[n] = d), (costs[n++] = c);
   });
-  const out = { docs: docs.slice(0, n), costs: costs.slice(0, n) };
-  budget.docs += n;
-  memo.set(KEPT_PAIR_BUDGET, budget);
-  memo.set(key, out);
+  const out = { docs: docs.slice(0, n), costs: costs.slice(0, n), pending: null, used: true };
+  table.docs += n;
+  table.entries.set(key, out);
   return out;
 }
 
