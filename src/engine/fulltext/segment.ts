@@ -366,14 +366,25 @@ export class SegmentView {
     return this.patchedFrom.get(p);
   }
 
-  /** Whether word `id` has a live entry, without merging its lists when one clean segment has it. */
+  /**
+   * Whether word `id` has a live entry: found in a segment no newer one changed, or as the
+   * first live entry of its list in one another changed, without merging its lists.
+   */
   hasWord(id: number): boolean {
     const segs = this.segments;
     for (let i = 0; i < segs.length; i++) {
       if (this.dead[i] === 0 && slotOf(segs[i]!.words, id) >= 0) return true;
     }
-    return this.word(id).docs.length > 0;
+    for (let i = 0; i < segs.length; i++) {
+      if (this.dead[i] === 0) continue;
+      const a = segs[i]!.words;
+      const slot = slotOf(a, id);
+      if (slot < 0) continue;
+      for (let e = a.offsets[slot]!, end = a.offsets[slot + 1]!; e < end; e++) if (this.owner[a.docs[e]!] === i) return true;
+    }
+    return false;
   }
+
 
   private list(id: number, arenaOf: (s: Segment) => ListArena, cache: Map<number, Posting>, patches: Map<number, Patch>): Posting {
     const hit = cache.get(id);
@@ -458,8 +469,9 @@ export class SegmentView {
 
   /**
    * Carries the lists into `next`, whose segments `[from, to)` were merged into one holding
-   * the same live entries: lists read as views over those segments are read again, the
-   * rest (and the lists waiting to be patched) stay.
+   * the same live entries: lists read as views over those segments are read again (kept,
+   * they would keep the merged segments' memory), the rest and the patches not reading
+   * them stay.
    */
   private async carryReplacing(next: SegmentView, from: number, to: number, yielder: Yielder): Promise<void> {
     if (this.wordCache.size + this.prefixCache.size + this.wordPatches.size + this.prefixPatches.size === 0) return;
@@ -482,7 +494,9 @@ export class SegmentView {
         } else if (!gone.has(p.docs.buffer)) to.set(id, p);
         if ((++n & 1023) === 0) await yielder.maybe();
       }
-      for (const [id, patch] of patches) if (!from.has(id)) nextPatches.set(id, patch);
+      // A patch read from a merged segment would hold its memory past the merge.
+      const held = (p: Posting): boolean => !this.copies.has(p) && gone.has(p.docs.buffer);
+      for (const [id, patch] of patches) if (!from.has(id) && !held(patch.old) && !held(patch.add)) nextPatches.set(id, patch);
     }
   }
 
