@@ -11,7 +11,7 @@ import { FieldNames, FieldRules } from './field-table.js';
 import { DistinctColumn, valuePredicate } from './field-values.js';
 import { EMPTY_POSTING, WORD_LISTS, type Posting } from './postings.js';
 import { PrefixTable, type PrefixStage } from './prefix-table.js';
-import { buildSegment, mergeSegments, recordBytes, segmentSize, SegmentView, type Segment } from './segment.js';
+import { buildSegment, CARRY_MAX_DOCS, mergeSegments, recordBytes, segmentSize, SegmentView, type Segment } from './segment.js';
 import { buildSynonyms, type Synonyms } from './synonyms.js';
 import { SortedWords, WordTable, type WordStage } from './word-table.js';
 import type { Yielder } from '../../util/yielder.js';
@@ -132,8 +132,10 @@ const DISTINCT_KEYS = 'distinct:';
  */
 async function carryMemos(base: IndexState, next: IndexState, seg: Segment, delta: () => Promise<BatchDelta>, yielder: Yielder): Promise<void> {
   let known: BatchDelta | null = null;
+  const small = seg.docs.length + seg.deleted.length <= CARRY_MAX_DOCS;
   for (const [key, value] of base.memo) {
     if (isCarried(value)) {
+      if (!small) continue;
       const kept = await value[CARRY]((known ??= await delta()), next, yielder);
       if (kept !== undefined) next.memo.set(key, kept);
       continue;

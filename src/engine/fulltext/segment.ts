@@ -188,6 +188,12 @@ export function patched(old: Posting, removed: Uint32Array, add: Posting): Posti
 const CACHED_ENTRIES = 8 << 20;
 /** Past this many removed documents a new view reads its lists afresh (carrying costs a search per list and document). */
 const CARRY_MAX_REMOVED = 256;
+/**
+ * Batches of more documents start their state's caches afresh: they change most of what was
+ * cached, and carrying through an import's batches kept every cache at its budget (the scale
+ * import of 300,000 documents in batches of 50,000 peaked 0.13-0.28 GiB higher).
+ */
+export const CARRY_MAX_DOCS = 1024;
 
 /**
  * The segments of one published state read as one index: a word's list is the union of its
@@ -320,7 +326,9 @@ export class SegmentView {
       }
     }
     const next = new SegmentView([...this.segments, seg], cap, { owner, dead, docids });
-    if (removed <= CARRY_MAX_REMOVED) await this.carryAdding(next, seg, Uint32Array.from(gone).sort(), yielder);
+    if (removed <= CARRY_MAX_REMOVED && seg.docs.length + seg.deleted.length <= CARRY_MAX_DOCS) {
+      await this.carryAdding(next, seg, Uint32Array.from(gone).sort(), yielder);
+    }
     return next;
   }
 
