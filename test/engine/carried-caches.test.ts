@@ -40,6 +40,33 @@ async function fresh(docs: Map<number, Doc>): Promise<IndexState> {
   return staged.state;
 }
 
+/**
+ * Up to `n` picks of live documents, each replaced by a new one of the same id or, where
+ * `deletes(k)`, deleted, then `added` new documents from docid `next` on: the changes, applied
+ * to `docs` too.
+ */
+function randomBatch(
+  docs: Map<number, Doc>, rnd: (n: number) => number, make: (id: number) => Doc,
+  n: number, deletes: (k: number) => boolean, next: number, added: number,
+): DocChange[] {
+  const changes: DocChange[] = [];
+  const live = [...docs.keys()];
+  for (let k = 0; k < n; k++) {
+    const d = live[rnd(live.length)]!;
+    if (changes.some((c) => c.docid === d)) continue;
+    const after = deletes(k) ? null : make(docs.get(d)!['id'] as number);
+    changes.push({ docid: d, before: docs.get(d)!, after });
+    if (after) docs.set(d, after);
+    else docs.delete(d);
+  }
+  for (let k = 0; k < added; k++) {
+    const d = make(next + k);
+    changes.push({ docid: next + k, before: null, after: d });
+    docs.set(next + k, d);
+  }
+  return changes;
+}
+
 const answer = (s: IndexState, q: string) => {
   const out = search(s, q, { limit: 60 });
   const words = out.units.map((u) => [...u.highlight.words].sort());
@@ -138,21 +165,8 @@ describe('pair costs carried from state to state', () => {
     const ranked = (s: IndexState) => queries.flatMap((q) => pages.map(([offset, limit]) => search(s, q, { offset, limit }).hits.map((h) => [h.docid, h.score])));
     for (let round = 0; round < 5; round++) {
       ranked(state);
-      const changes: DocChange[] = [];
-      const live = [...docs.keys()];
-      for (let k = 0; k < 30; k++) {
-        const d = live[rnd(live.length)]!;
-        if (changes.some((c) => c.docid === d)) continue;
-        const after = round % 2 === 0 || k % 3 ? make(docs.get(d)!['id'] as number) : null;
-        changes.push({ docid: d, before: docs.get(d)!, after });
-        if (after) docs.set(d, after);
-        else docs.delete(d);
-      }
-      for (let k = 0; k < 10; k++, next++) {
-        const d = make(next);
-        changes.push({ docid: next, before: null, after: d });
-        docs.set(next, d);
-      }
+      const changes = randomBatch(docs, rnd, make, 30, (k) => round % 2 === 1 && k % 3 === 0, next, 10);
+      next += 10;
       const staged = await applyChanges(state, changes, new Yielder());
       staged.commitTables();
       state = staged.state;
@@ -186,21 +200,8 @@ describe('scans carried from state to state', () => {
       ranked(state);
       const table = state.memo.get(KEPT_SCANS) as KeptScanTable;
       expect(table.entries.size, `round ${round}`).toBeGreaterThanOrEqual(queries.length);
-      const changes: DocChange[] = [];
-      const live = [...docs.keys()];
-      for (let k = 0; k < 25; k++) {
-        const d = live[rnd(live.length)]!;
-        if (changes.some((c) => c.docid === d)) continue;
-        const after = k % 4 ? make(docs.get(d)!['id'] as number) : null;
-        changes.push({ docid: d, before: docs.get(d)!, after });
-        if (after) docs.set(d, after);
-        else docs.delete(d);
-      }
-      for (let k = 0; k < 5; k++, next++) {
-        const d = make(next);
-        changes.push({ docid: next, before: null, after: d });
-        docs.set(next, d);
-      }
+      const changes = randomBatch(docs, rnd, make, 25, (k) => k % 4 === 0, next, 5);
+      next += 5;
       const staged = await applyChanges(state, changes, new Yielder());
       staged.commitTables();
       state = staged.state;

@@ -8,7 +8,8 @@ import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
-import { distinctDocs, entryRanges, seekDoc, unionSorted, type Posting } from '../fulltext/postings.js';
+import { distinctDocs, entryRanges, seekDoc, type Posting } from '../fulltext/postings.js';
+import { carryPending, type PendingEntry } from './pending-entries.js';
 import { CARRY, type BatchDelta, type CarriedMemo } from '../fulltext/index-state.js';
 import type { Yielder } from '../../util/yielder.js';
 
@@ -41,13 +42,9 @@ export interface ScanOptions {
 }
 
 /** A one-unit scan kept in a state's memo: its documents (ascending) and their slots. */
-export interface KeptScan {
+export interface KeptScan extends PendingEntry {
   docs: Uint32Array;
   values: Uint32Array;
-  /** Documents batches changed since the scan, ascending; null when none. */
-  pending: Uint32Array | null;
-  /** Read by a search of this state (scans no search read are not carried further). */
-  used: boolean;
 }
 
 /** Scans reading fewer posting entries than this are cheap enough to redo. */
@@ -56,8 +53,6 @@ const CACHED_SCAN_MIN_ENTRIES = 20_000;
 const KEPT_SCAN_MAX_DOCS = 4_000_000;
 /** The state memo's entry holding the kept scans. */
 export const KEPT_SCANS = 'scans';
-/** Documents batches changed that a carried scan can wait to patch: past them it is dropped. */
-const MAX_PENDING = 4096;
 
 /**
  * The unit scans a state keeps, by what they read (see unitScanKey). Carried to the state
@@ -67,21 +62,13 @@ const MAX_PENDING = 4096;
  * dictionary took 15-20 ms in the first search after each write).
  */
 export class KeptScanTable implements CarriedMemo {
-  readonly entries = new Map<string, KeptScan>();
+  entries = new Map<string, KeptScan>();
   docs = 0;
 
   async [CARRY](delta: BatchDelta, _next: IndexState, yielder: Yielder): Promise<KeptScanTable> {
-    const touched = unionSorted(delta.removed, delta.segment.docs);
     const out = new KeptScanTable();
-    let n = 0;
-    for (const [key, e] of this.entries) {
-      if ((++n & 255) === 0) await yielder.maybe();
-      if (!e.used) continue;
-      const pending = e.pending === null ? touched : unionSorted(e.pending, touched);
-      if (pending.length > MAX_PENDING) continue;
-      out.entries.set(key, { docs: e.docs, values: e.values, pending: pending.length > 0 ? pending : null, used: false });
-      out.docs += e.docs.length;
-    }
+    out.entries = await carryPending(this.entries, delta, yielder);
+    for (const e of out.entries.values()) out.docs += e.docs.length;
     return out;
   }
 }

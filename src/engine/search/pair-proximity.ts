@@ -4,7 +4,8 @@
 // the proximity rule faces many documents, where reading every document's record one by
 // one would cost far more.
 
-import { distinctDocs, entryRanges, gallop, seekDoc, unionSorted, type Posting } from '../fulltext/postings.js';
+import { distinctDocs, entryRanges, gallop, seekDoc, type Posting } from '../fulltext/postings.js';
+import { carryPending, type PendingEntry } from './pending-entries.js';
 import { CARRY, type BatchDelta, type CarriedMemo, type IndexState } from '../fulltext/index-state.js';
 import type { Yielder } from '../../util/yielder.js';
 import type { Source, Unit } from './derivations.js';
@@ -73,17 +74,10 @@ const KEPT_PAIR_MIN_DOCS = 2048;
 const KEPT_PAIR_BUDGET_DOCS = 4_000_000;
 /** The state memo's entry holding the kept pair costs. */
 export const KEPT_PAIR_COSTS = 'paircosts';
-/** Documents batches changed that a carried entry can wait to patch: past them it is dropped. */
-const MAX_PENDING = 4096;
-
 /** A word pair's cost in every document holding both words closer than MAX_PAIR_COST, ascending docids. */
-interface KeptPairCosts {
+interface KeptPairCosts extends PendingEntry {
   docs: Uint32Array;
   costs: Uint8Array;
-  /** Documents batches changed since the costs were computed, ascending; null when none. */
-  pending: Uint32Array | null;
-  /** Read by a search of this state (entries no search read are not carried further). */
-  used: boolean;
 }
 
 /**
@@ -93,24 +87,16 @@ interface KeptPairCosts {
  * touches, and joining their whole lists again took most of a first search after a write.
  */
 export class KeptPairCostTable implements CarriedMemo {
-  readonly entries = new Map<string, KeptPairCosts>();
+  entries = new Map<string, KeptPairCosts>();
   docs = 0;
 
   /** `capacity` documents over all pairs (0 keeps none). */
   constructor(readonly capacity = KEPT_PAIR_BUDGET_DOCS) {}
 
   async [CARRY](delta: BatchDelta, _next: IndexState, yielder: Yielder): Promise<KeptPairCostTable> {
-    const touched = unionSorted(delta.removed, delta.segment.docs);
     const out = new KeptPairCostTable(this.capacity);
-    let n = 0;
-    for (const [key, e] of this.entries) {
-      if ((++n & 255) === 0) await yielder.maybe();
-      if (!e.used) continue;
-      const pending = e.pending === null ? touched : unionSorted(e.pending, touched);
-      if (pending.length > MAX_PENDING) continue;
-      out.entries.set(key, { docs: e.docs, costs: e.costs, pending: pending.length > 0 ? pending : null, used: false });
-      out.docs += e.docs.length;
-    }
+    out.entries = await carryPending(this.entries, delta, yielder);
+    for (const e of out.entries.values()) out.docs += e.docs.length;
     return out;
   }
 }

@@ -1,0 +1,34 @@
+// Kept search data (pair costs, scans) carried to the state after a batch, each entry noting
+// the documents the batch changed, which it computes again on first use.
+
+import type { BatchDelta } from '../fulltext/index-state.js';
+import { unionSorted } from '../fulltext/postings.js';
+import type { Yielder } from '../../util/yielder.js';
+
+/** Documents batches changed that a carried entry can wait to recompute: past them it is dropped. */
+const MAX_PENDING = 4096;
+
+export interface PendingEntry {
+  /** Documents batches changed since the entry was computed, ascending; null when none. */
+  pending: Uint32Array | null;
+  /** Read by a search of this state (entries no search read are not carried further). */
+  used: boolean;
+}
+
+/**
+ * The entries a search read while their state was published, each with the documents the
+ * batch added, replaced or deleted joined to those it was waiting for.
+ */
+export async function carryPending<E extends PendingEntry>(entries: Map<string, E>, delta: BatchDelta, yielder: Yielder): Promise<Map<string, E>> {
+  const touched = unionSorted(delta.removed, delta.segment.docs);
+  const out = new Map<string, E>();
+  let n = 0;
+  for (const [key, e] of entries) {
+    if ((++n & 255) === 0) await yielder.maybe();
+    if (!e.used) continue;
+    const pending = e.pending === null ? touched : unionSorted(e.pending, touched);
+    if (pending.length > MAX_PENDING) continue;
+    out.set(key, { ...e, pending: pending.length > 0 ? pending : null, used: false });
+  }
+  return out;
+}
