@@ -77,6 +77,34 @@ export function distinctDocs(list: Uint32Array): Uint32Array {
 }
 
 /**
+ * Registers the distinct documents of `list`, made from those of `from` (if computed) without
+ * the documents `removed` (ascending) and with those of `add`: a patched list's, by copied runs
+ * instead of a walk over every entry.
+ */
+export function patchDistinct(list: Uint32Array, from: Uint32Array, removed: Uint32Array, add: Uint32Array): void {
+  const old = distinctOf.get(from);
+  if (old === undefined) return;
+  const added = distinctDocs(add);
+  const out = new Uint32Array(old.length + added.length);
+  let i = 0;
+  let j = 0;
+  let r = 0;
+  let k = 0;
+  while (i < old.length || j < added.length) {
+    if (j >= added.length || (i < old.length && old[i]! < added[j]!)) {
+      const d = old[i++]!;
+      while (r < removed.length && removed[r]! < d) r++;
+      if (r < removed.length && removed[r] === d) continue;
+      out[k++] = d;
+    } else {
+      if (i < old.length && old[i] === added[j]) i++;
+      out[k++] = added[j++]!;
+    }
+  }
+  distinctOf.set(list, k === list.length ? list : out.slice(0, k));
+}
+
+/**
  * [start, end) pairs of the entries of `list` (ascending docids, a document's entries
  * together) that belong to `docs` (ascending). A typed array: growing a plain array by
  * tens of thousands of pushes costs several times the walk itself.

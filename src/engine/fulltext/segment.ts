@@ -6,7 +6,7 @@
 
 import { decodeRecord, decodeTokens, encodeRecords, type DocRecord } from './doc-record.js';
 import { buildArena, EMPTY_ARENA, listAt, mergeArenas, slotOf, type ListArena } from './list-arena.js';
-import { EMPTY_POSTING, seekDoc, type ListKeys, type Posting } from './postings.js';
+import { EMPTY_POSTING, patchDistinct, seekDoc, type ListKeys, type Posting } from './postings.js';
 import { touchInTurns, type Yielder } from '../../util/yielder.js';
 
 export interface Segment {
@@ -181,7 +181,9 @@ export function patched(old: Posting, removed: Uint32Array, add: Posting): Posti
   take(old, i, old.docs.length);
   take(add, j, add.docs.length);
   if (k === 0) return EMPTY_POSTING;
-  return k === n ? { docs, fps, ndocs } : { docs: docs.slice(0, k), fps: fps.slice(0, k), ndocs };
+  const out = k === n ? { docs, fps, ndocs } : { docs: docs.slice(0, k), fps: fps.slice(0, k), ndocs };
+  patchDistinct(out.docs, old.docs, removed, add.docs);
+  return out;
 }
 
 /** Merged lists kept per view, in posting entries (8 bytes each). */
