@@ -196,6 +196,12 @@ const CARRY_MAX_REMOVED = 256;
  * import of 300,000 documents in batches of 50,000 peaked 0.13-0.28 GiB higher).
  */
 export const CARRY_MAX_DOCS = 1024;
+/**
+ * Lists a view carries at most, the newest (a view's lists are kept in the order they were
+ * first read, the carried ones first): what searches read stays from write to write, and would
+ * otherwise grow without bound on an index that is written to all the time.
+ */
+const CARRY_MAX_LISTS = 65_536;
 
 /**
  * The segments of one published state read as one index: a word's list is the union of its
@@ -465,14 +471,16 @@ export class SegmentView {
     ] as const;
     for (const [from, to, patches, arena, holds] of kinds) {
       let n = 0;
+      const skip = from.size - CARRY_MAX_LISTS;
       for (const [id, p] of from) {
+        if (n++ < skip) continue;
+        if ((n & 1023) === 0) await yielder.maybe();
         const slot = slotOf(arena, id);
         if (slot >= 0 || holds(id, p)) patches.set(id, { old: p, add: slot >= 0 ? listAt(arena, slot) : EMPTY_POSTING });
         else {
           to.set(id, p);
           if (this.copies.has(p)) next.keepCopy(p);
         }
-        if ((++n & 1023) === 0) await yielder.maybe();
       }
     }
   }
@@ -497,12 +505,14 @@ export class SegmentView {
     ] as const;
     for (const [from, to, patches, nextPatches] of kinds) {
       let n = 0;
+      const skip = from.size - CARRY_MAX_LISTS;
       for (const [id, p] of from) {
+        if (n++ < skip) continue;
+        if ((n & 1023) === 0) await yielder.maybe();
         if (this.copies.has(p)) {
           to.set(id, p);
           next.keepCopy(p);
         } else if (!gone.has(p.docs.buffer)) to.set(id, p);
-        if ((++n & 1023) === 0) await yielder.maybe();
       }
       // A patch read from a merged segment would hold its memory past the merge.
       const held = (p: Posting): boolean => !this.copies.has(p) && gone.has(p.docs.buffer);
