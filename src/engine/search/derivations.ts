@@ -120,6 +120,8 @@ function livePosting(state: IndexState, id: number): Posting {
 
 /** Split postings kept per state, over all pairs: 2 M entries (16 MB) at most. */
 const PAIR_CACHE_ENTRIES = 2_000_000;
+/** Splits carried to the next state at most. */
+const CARRIED_PAIRS = 65_536;
 
 interface KeptPair {
   left: string;
@@ -152,14 +154,17 @@ class KeptPairs implements CarriedMemo {
     const added = (id: number): boolean => id >= 0 && slotOf(delta.segment.words, id) >= 0;
     const out = new KeptPairs();
     let n = 0;
+    // The newest ones: their counts are kept past the budget, and would pile up write after write.
+    const skip = this.entries.size - CARRIED_PAIRS;
     for (const [key, e] of this.entries) {
+      if (n++ < skip) continue;
+      if ((n & 1023) === 0) await yielder.maybe();
       const a = ids(e.left);
       const b = ids(e.right);
       if (!(added(a) && added(b)) && !(removedWords.has(a) && removedWords.has(b))) {
         out.entries.set(key, e);
         if (typeof e.kept !== 'number') out.listed += e.kept.docs.length;
       }
-      if ((++n & 1023) === 0) await yielder.maybe();
     }
     return out;
   }
