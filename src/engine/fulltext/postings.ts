@@ -54,6 +54,24 @@ export function gallop(xs: Uint32Array, v: number, from: number): number {
   return from;
 }
 
+const postingIds = new WeakMap<object, number>();
+let nextPostingId = 1;
+
+/**
+ * A number naming a list while it lives: kept scans are keyed by the lists they read (a
+ * state never changes a list, it replaces it).
+ */
+export function postingId(p: object): number {
+  let id = postingIds.get(p);
+  if (id === undefined) postingIds.set(p, (id = nextPostingId++));
+  return id;
+}
+
+/** The list's number, if it was ever given one. */
+export function knownPostingId(p: object): number | undefined {
+  return postingIds.get(p);
+}
+
 const distinctOf = new WeakMap<Uint32Array, Uint32Array>();
 
 /**

@@ -6,7 +6,7 @@
 
 import { decodeRecord, decodeTokens, encodeRecords, type DocRecord } from './doc-record.js';
 import { buildArena, EMPTY_ARENA, listAt, mergeArenas, slotOf, type ListArena } from './list-arena.js';
-import { EMPTY_POSTING, patchDistinct, seekDoc, type ListKeys, type Posting } from './postings.js';
+import { EMPTY_POSTING, knownPostingId, patchDistinct, seekDoc, type ListKeys, type Posting } from './postings.js';
 import { touchInTurns, type Yielder } from '../../util/yielder.js';
 
 export interface Segment {
@@ -222,8 +222,8 @@ export class SegmentView {
   private readonly prefixPatches = new Map<number, Patch>();
   /** The documents the newest segment removed, ascending (what patches take out). */
   private patchRemoved: Uint32Array = new Uint32Array(0);
-  /** The previous view's list each patched list was made from. */
-  private readonly patchedFrom = new WeakMap<Posting, Posting>();
+  /** The number of the previous view's list each patched list was made from (not the list: it would stay alive). */
+  private readonly patchedFrom = new WeakMap<Posting, number>();
   /** Live docids, ascending. */
   readonly docids: Uint32Array;
 
@@ -377,8 +377,8 @@ export class SegmentView {
     return this.list(id, (s) => s.prefixes ?? EMPTY_ARENA, this.prefixCache, this.prefixPatches);
   }
 
-  /** The previous view's list that `p` was patched from (see carryAdding), if it was. */
-  predecessorOf(p: Posting): Posting | undefined {
+  /** The number (postingId) of the previous view's list that `p` was patched from (see carryAdding), if it had one. */
+  predecessorOf(p: Posting): number | undefined {
     return this.patchedFrom.get(p);
   }
 
@@ -409,7 +409,8 @@ export class SegmentView {
     if (patch) {
       patches.delete(id);
       const out = patched(patch.old, this.patchRemoved, patch.add);
-      if (out !== EMPTY_POSTING) this.patchedFrom.set(out, patch.old);
+      const before = knownPostingId(patch.old);
+      if (out !== EMPTY_POSTING && before !== undefined) this.patchedFrom.set(out, before);
       if (out !== EMPTY_POSTING && this.cached + out.docs.length <= CACHED_ENTRIES) {
         this.keepCopy(out);
         cache.set(id, out);

@@ -8,7 +8,7 @@ import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
-import { distinctDocs, entryRanges, seekDoc, type Posting } from '../fulltext/postings.js';
+import { distinctDocs, entryRanges, postingId, seekDoc, type Posting } from '../fulltext/postings.js';
 import { carryPending, type PendingEntry } from './pending-entries.js';
 import { CARRY, type BatchDelta, type CarriedMemo } from '../fulltext/index-state.js';
 import type { Yielder } from '../../util/yielder.js';
@@ -110,14 +110,6 @@ function entriesFor(p: Posting, docs: Uint32Array): Posting {
   return out;
 }
 
-const postingIds = new WeakMap<object, number>();
-let nextPostingId = 1;
-
-function postingId(p: object): number {
-  let id = postingIds.get(p);
-  if (id === undefined) postingIds.set(p, (id = nextPostingId++));
-  return id;
-}
 
 
 /** Set in `mask` once a document's aggregates are filled. */
@@ -263,18 +255,18 @@ export class MatchTable {
   private unitScanKey(u: Unit): string | null {
     let key = this.scanKeys.get(u);
     if (key !== undefined) return key;
-    key = this.scanKeyWith(u, (p) => p);
+    key = this.scanKeyWith(u, postingId);
     this.scanKeys.set(u, key);
     return key;
   }
 
   /** The scan key of `u` with each list read as `listOf` says (itself, or its predecessor). */
-  private scanKeyWith(u: Unit, listOf: (p: Posting) => Posting): string | null {
+  private scanKeyWith(u: Unit, idOf: (p: Posting) => number): string | null {
     let entries = 0;
     for (const src of u.sources) entries += src.posting.docs.length;
     if (this.opts.admitted !== null || entries < CACHED_SCAN_MIN_ENTRIES) return null;
     const parts: (string | number)[] = [u.qpos, u.qposEnd, u.end - u.start, u.baseTypo];
-    for (const src of u.sources) parts.push(postingId(listOf(src.posting)), src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
+    for (const src of u.sources) parts.push(idOf(src.posting), src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
     return `${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.rankWeights?.join(',') ?? ''}|${this.opts.exactFields.join(',')}`;
   }
 
@@ -340,7 +332,7 @@ export class MatchTable {
    */
   private patchScan(u: Unit): boolean {
     const view = this.state.view;
-    const before = this.scanKeyWith(u, (p) => view.predecessorOf(p) ?? p);
+    const before = this.scanKeyWith(u, (p) => view.predecessorOf(p) ?? postingId(p));
     if (before === null || before === this.unitScanKey(u)) return false;
     const kept = scanTable(this.state).entries.get(before);
     if (!kept || kept.pending === null) return false;
