@@ -132,6 +132,9 @@ interface ViewTables {
   docids: Uint32Array;
 }
 
+/** The generation of the view that put a list in caches passed from view to view (0: the first). */
+const insertedBy = new WeakMap<Posting, number>();
+
 /** A list as the previous view read it, and the newest segment's list of the same word. */
 interface Patch {
   old: Posting;
@@ -197,9 +200,9 @@ const CARRY_MAX_REMOVED = 256;
  */
 export const CARRY_MAX_DOCS = 1024;
 /**
- * Lists a view carries at most, the newest (a view's lists are kept in the order they were
- * first read, the carried ones first): what searches read stays from write to write, and would
- * otherwise grow without bound on an index that is written to all the time.
+ * Lists a view passes on at most, the newest (the caches hold lists in the order they were
+ * first read): what searches read stays from write to write, and would otherwise grow without
+ * bound on an index that is written to all the time.
  */
 const CARRY_MAX_LISTS = 65_536;
 
@@ -212,10 +215,16 @@ export class SegmentView {
   /** Segment index per docid (-1: no document), one past the highest docid known. */
   private readonly owner: Int32Array;
   private readonly dead: Uint32Array;
-  private readonly wordCache = new Map<number, Posting>();
-  private readonly prefixCache = new Map<number, Posting>();
+  // The caches pass from view to view (see carryAdding): shared, and no longer written by the
+  // view they came from.
+  private wordCache = new Map<number, Posting>();
+  private prefixCache = new Map<number, Posting>();
+  /** Set once the caches passed to the next view: this view then reads them without adding to them. */
+  private frozen = false;
+  /** How many views the caches passed through before this one (what a frozen view may read). */
+  private generation = 0;
   /** The lists of the caches that are merged copies, not views over one segment. */
-  private readonly copies = new Set<Posting>();
+  private copies = new Set<Posting>();
   private cached = 0;
   /** Lists the previous view had read that the newest segment changed, patched on first use. */
   private readonly wordPatches = new Map<number, Patch>();
@@ -404,16 +413,17 @@ export class SegmentView {
 
   private list(id: number, arenaOf: (s: Segment) => ListArena, cache: Map<number, Posting>, patches: Map<number, Patch>): Posting {
     const hit = cache.get(id);
-    if (hit) return hit;
+    // A frozen view (a search still running on an older state) reads no list a newer view added.
+    if (hit && (!this.frozen || (insertedBy.get(hit) ?? 0) <= this.generation)) return hit;
     const patch = patches.get(id);
     if (patch) {
       patches.delete(id);
       const out = patched(patch.old, this.patchRemoved, patch.add);
       const before = knownPostingId(patch.old);
       if (out !== EMPTY_POSTING && before !== undefined) this.patchedFrom.set(out, before);
-      if (out !== EMPTY_POSTING && this.cached + out.docs.length <= CACHED_ENTRIES) {
+      if (!this.frozen && out !== EMPTY_POSTING && this.cached + out.docs.length <= CACHED_ENTRIES) {
         this.keepCopy(out);
-        cache.set(id, out);
+        this.keep(cache, id, out);
       }
       return out;
     }
@@ -429,11 +439,16 @@ export class SegmentView {
     else if (parts.length === 1 && this.allLive(parts[0]!.p, parts[0]!.seg)) out = parts[0]!.p;
     else out = this.union(parts);
     // Views over a segment cost nothing to keep; merged copies are kept within a budget.
-    if (out !== EMPTY_POSTING && (parts.length === 1 || this.cached + out.docs.length <= CACHED_ENTRIES)) {
+    if (!this.frozen && out !== EMPTY_POSTING && (parts.length === 1 || this.cached + out.docs.length <= CACHED_ENTRIES)) {
       if (parts.length > 1) this.keepCopy(out);
-      cache.set(id, out);
+      this.keep(cache, id, out);
     }
     return out;
+  }
+
+  private keep(cache: Map<number, Posting>, id: number, p: Posting): void {
+    cache.set(id, p);
+    if (this.generation > 0) insertedBy.set(p, this.generation);
   }
 
   private keepCopy(p: Posting): void {
@@ -442,22 +457,40 @@ export class SegmentView {
   }
 
   /**
-   * Carries the lists this view has read into `next`, this view plus `seg`: a state's first
+   * Passes the lists this view has read to `next`, this view plus `seg`: a state's first
    * searches after a one-document write merged again every list they read (the longdocs
-   * dictionary: a third more time over 1,600 queries). A list `seg` adds nothing to and
-   * removes none of the documents of (`removed`, ascending: the live documents `seg` deleted
-   * or replaced) stays as it is; the others are patched on first use, which copies runs of
-   * the old list instead of merging every segment's list entry by entry. The word lists
-   * holding a removed document are those of its old record's tokens, as lists are built from
-   * them.
+   * dictionary: a third more time over 1,600 queries). The caches themselves pass, so that a
+   * write costs what it changed, not what was cached: the lists `seg` adds to or removes a
+   * document of (`removed`, ascending: the live documents `seg` deleted or replaced) leave
+   * them, to be patched on `next`'s first use by copied runs of the old list instead of a
+   * merge of every segment's list entry by entry. The word lists holding a removed document
+   * are those of its old record's tokens, as lists are built from them. This view, still
+   * searched until `next` is published, stops adding to the caches: what it would add could
+   * be wrong for `next`.
    */
   private async carryAdding(next: SegmentView, seg: Segment, removed: Uint32Array, yielder: Yielder): Promise<void> {
     if (this.wordCache.size === 0 && this.prefixCache.size === 0) return;
-    const stale = new Set<number>();
+    this.handOver(next);
+    next.patchRemoved = removed;
+    const words = next.wordCache;
+    const out = (id: number, cache: Map<number, Posting>, patches: Map<number, Patch>, add: Posting): void => {
+      const p = cache.get(id);
+      if (p === undefined) return;
+      cache.delete(id);
+      next.dropCopy(p);
+      patches.set(id, { old: p, add });
+    };
+    const ids = seg.words.ids;
+    for (let k = 0; k < ids.length; k++) {
+      out(ids[k]!, words, next.wordPatches, listAt(seg.words, k));
+      if ((k & 4095) === 4095) await yielder.maybe();
+    }
     for (const d of removed) {
       const t = this.tokens(d);
-      if (t) for (let j = 0; j < t.length; j += 2) stale.add(t[j]!);
+      if (t) for (let j = 0; j < t.length; j += 2) out(t[j]!, words, next.wordPatches, EMPTY_POSTING);
     }
+    // Few prefix lists: each is looked at.
+    const arena = seg.prefixes ?? EMPTY_ARENA;
     const holdsRemoved = (p: Posting): boolean => {
       for (const d of removed) {
         const at = seekDoc(p, d);
@@ -465,32 +498,17 @@ export class SegmentView {
       }
       return false;
     };
-    next.patchRemoved = removed;
-    const kinds = [
-      [this.wordCache, next.wordCache, next.wordPatches, seg.words, (id: number) => stale.has(id)],
-      [this.prefixCache, next.prefixCache, next.prefixPatches, seg.prefixes ?? EMPTY_ARENA, (_: number, p: Posting) => holdsRemoved(p)],
-    ] as const;
-    for (const [from, to, patches, arena, holds] of kinds) {
-      let n = 0;
-      const skip = from.size - CARRY_MAX_LISTS;
-      for (const [id, p] of from) {
-        if (n++ < skip) continue;
-        if ((n & 1023) === 0) await yielder.maybe();
-        const slot = slotOf(arena, id);
-        if (slot >= 0 || holds(id, p)) patches.set(id, { old: p, add: slot >= 0 ? listAt(arena, slot) : EMPTY_POSTING });
-        else {
-          to.set(id, p);
-          if (this.copies.has(p)) next.keepCopy(p);
-        }
-      }
+    for (const [id, p] of [...next.prefixCache]) {
+      const slot = slotOf(arena, id);
+      if (slot >= 0 || holdsRemoved(p)) out(id, next.prefixCache, next.prefixPatches, slot >= 0 ? listAt(arena, slot) : EMPTY_POSTING);
     }
+    await next.trimCaches(yielder);
   }
 
   /**
-   * Carries the lists into `next`, whose segments `[from, to)` were merged into one holding
-   * the same live entries: lists read as views over those segments are read again (kept,
-   * they would keep the merged segments' memory), the rest and the patches not reading
-   * them stay.
+   * Passes the lists to `next`, whose segments `[from, to)` were merged into one holding the
+   * same live entries: lists read as views over those segments leave the caches (kept, they
+   * would keep the merged segments' memory), and so do the patches reading them.
    */
   private async carryReplacing(next: SegmentView, from: number, to: number, yielder: Yielder): Promise<void> {
     if (this.wordCache.size + this.prefixCache.size + this.wordPatches.size + this.prefixPatches.size === 0) return;
@@ -499,25 +517,45 @@ export class SegmentView {
       gone.add(s.words.docs.buffer);
       if (s.prefixes) gone.add(s.prefixes.docs.buffer);
     }
+    this.handOver(next);
     next.patchRemoved = this.patchRemoved;
-    const kinds = [
-      [this.wordCache, next.wordCache, this.wordPatches, next.wordPatches],
-      [this.prefixCache, next.prefixCache, this.prefixPatches, next.prefixPatches],
-    ] as const;
-    for (const [from, to, patches, nextPatches] of kinds) {
+    const held = (p: Posting): boolean => !next.copies.has(p) && gone.has(p.docs.buffer);
+    for (const cache of [next.wordCache, next.prefixCache]) {
       let n = 0;
-      const skip = from.size - CARRY_MAX_LISTS;
-      for (const [id, p] of from) {
-        if (n++ < skip) continue;
-        if ((n & 1023) === 0) await yielder.maybe();
-        if (this.copies.has(p)) {
-          to.set(id, p);
-          next.keepCopy(p);
-        } else if (!gone.has(p.docs.buffer)) to.set(id, p);
+      for (const [id, p] of cache) {
+        if (held(p)) cache.delete(id);
+        if ((++n & 4095) === 0) await yielder.maybe();
       }
-      // A patch read from a merged segment would hold its memory past the merge.
-      const held = (p: Posting): boolean => !this.copies.has(p) && gone.has(p.docs.buffer);
-      for (const [id, patch] of patches) if (!from.has(id) && !held(patch.old) && !held(patch.add)) nextPatches.set(id, patch);
+    }
+    for (const [patches, nextPatches] of [[this.wordPatches, next.wordPatches], [this.prefixPatches, next.prefixPatches]] as const) {
+      for (const [id, patch] of patches) if (!held(patch.old) && !held(patch.add)) nextPatches.set(id, patch);
+    }
+  }
+
+  /** Gives `next` this view's caches; this view reads them from now on without adding to them. */
+  private handOver(next: SegmentView): void {
+    this.frozen = true;
+    next.generation = this.generation + 1;
+    next.wordCache = this.wordCache;
+    next.prefixCache = this.prefixCache;
+    next.copies = this.copies;
+    next.cached = this.cached;
+  }
+
+  private dropCopy(p: Posting): void {
+    if (this.copies.delete(p)) this.cached -= p.docs.length;
+  }
+
+  /** Drops the oldest lists past CARRY_MAX_LISTS. */
+  private async trimCaches(yielder: Yielder): Promise<void> {
+    for (const cache of [this.wordCache, this.prefixCache]) {
+      let excess = cache.size - CARRY_MAX_LISTS;
+      for (const [id, p] of cache) {
+        if (excess-- <= 0) break;
+        cache.delete(id);
+        this.dropCopy(p);
+        if ((excess & 4095) === 0) await yielder.maybe();
+      }
     }
   }
 

@@ -120,12 +120,15 @@ function livePosting(state: IndexState, id: number): Posting {
 
 /** Split postings kept per state, over all pairs: 2 M entries (16 MB) at most. */
 const PAIR_CACHE_ENTRIES = 2_000_000;
-/** Splits carried to the next state at most. */
-const CARRIED_PAIRS = 65_536;
+/** Splits carried to the next state at most (each costs a check per batch). */
+const CARRIED_PAIRS = 16_384;
 
 interface KeptPair {
   left: string;
   right: string;
+  /** Their word ids, -1 for a word not in the dictionary when the pair was read. */
+  leftId: number;
+  rightId: number;
   /** The list, or only its count past the budget. */
   kept: Posting | number;
 }
@@ -140,17 +143,20 @@ class KeptPairs implements CarriedMemo {
   readonly entries = new Map<string, KeptPair>();
   listed = 0;
 
-  keep(key: string, left: string, right: string, p: Posting): void {
+  keep(state: IndexState, key: string, left: string, right: string, p: Posting): void {
+    const leftId = state.sorted.idOf(left) ?? -1;
+    const rightId = state.sorted.idOf(right) ?? -1;
     if (this.listed + p.docs.length <= PAIR_CACHE_ENTRIES) {
       this.listed += p.docs.length;
-      this.entries.set(key, { left, right, kept: p });
-    } else this.entries.set(key, { left, right, kept: p.ndocs });
+      this.entries.set(key, { left, right, leftId, rightId, kept: p });
+    } else this.entries.set(key, { left, right, leftId, rightId, kept: p.ndocs });
   }
 
   async [CARRY](delta: BatchDelta, next: IndexState, yielder: Yielder): Promise<KeptPairs | undefined> {
     const removedWords = delta.removedWords;
     if (removedWords === null) return undefined;
-    const ids = (w: string): number => next.sorted.idOf(w) ?? -1;
+    // A word the dictionary lacked may have come with the batch.
+    const ids = (w: string, id: number): number => (id >= 0 ? id : (next.sorted.idOf(w) ?? -1));
     const added = (id: number): boolean => id >= 0 && slotOf(delta.segment.words, id) >= 0;
     const out = new KeptPairs();
     let n = 0;
@@ -159,8 +165,8 @@ class KeptPairs implements CarriedMemo {
     for (const [key, e] of this.entries) {
       if (n++ < skip) continue;
       if ((n & 1023) === 0) await yielder.maybe();
-      const a = ids(e.left);
-      const b = ids(e.right);
+      const a = ids(e.left, e.leftId);
+      const b = ids(e.right, e.rightId);
       if (!(added(a) && added(b)) && !(removedWords.has(a) && removedWords.has(b))) {
         out.entries.set(key, e);
         if (typeof e.kept !== 'number') out.listed += e.kept.docs.length;
@@ -187,7 +193,7 @@ function pairPosting(state: IndexState, left: string, right: string): Posting {
   const e = pairs.entries.get(key);
   if (e !== undefined && typeof e.kept !== 'number') return e.kept;
   const p = phrasePosting(state, [left, right]);
-  pairs.keep(key, left, right, p);
+  pairs.keep(state, key, left, right, p);
   return p;
 }
 
