@@ -54,6 +54,14 @@ export function gallop(xs: Uint32Array, v: number, from: number): number {
   return from;
 }
 
+/** End (exclusive) of the entries from index `i` on that belong to the document at `i`. */
+export function docEnd(p: Posting, i: number): number {
+  const d = p.docs[i]!;
+  let j = i;
+  while (j < p.docs.length && p.docs[j] === d) j++;
+  return j;
+}
+
 const postingIds = new WeakMap<object, number>();
 let nextPostingId = 1;
 

@@ -6,7 +6,7 @@
 
 import { decodeRecord, decodeTokens, encodeRecords, type DocRecord } from './doc-record.js';
 import { buildArena, EMPTY_ARENA, listAt, mergeArenas, slotOf, type ListArena } from './list-arena.js';
-import { EMPTY_POSTING, knownPostingId, patchDistinct, seekDoc, type ListKeys, type Posting } from './postings.js';
+import { docEnd, EMPTY_POSTING, knownPostingId, patchDistinct, seekDoc, type ListKeys, type Posting } from './postings.js';
 import { touchInTurns, type Yielder } from '../../util/yielder.js';
 
 export interface Segment {
@@ -171,12 +171,11 @@ export function patched(old: Posting, removed: Uint32Array, add: Posting): Posti
       r++;
       if (i < old.docs.length && old.docs[i] === b) {
         ndocs--;
-        while (i < old.docs.length && old.docs[i] === b) i++;
+        i = docEnd(old, i);
       }
     }
     if (b === nextAdd) {
-      let e = j;
-      while (e < add.docs.length && add.docs[e] === b) e++;
+      const e = docEnd(add, j);
       take(add, j, e);
       j = e;
     }
@@ -409,7 +408,6 @@ export class SegmentView {
     }
     return false;
   }
-
 
   private list(id: number, arenaOf: (s: Segment) => ListArena, cache: Map<number, Posting>, patches: Map<number, Patch>): Posting {
     const hit = cache.get(id);

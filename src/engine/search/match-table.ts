@@ -8,7 +8,7 @@ import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
-import { distinctDocs, entryRanges, postingId, seekDoc, type Posting } from '../fulltext/postings.js';
+import { distinctDocs, docEnd, entryRanges, postingId, seekDoc, type Posting } from '../fulltext/postings.js';
 import { carryPending, type PendingEntry } from './pending-entries.js';
 import { CARRY, type BatchDelta, type CarriedMemo } from '../fulltext/index-state.js';
 import type { Yielder } from '../../util/yielder.js';
@@ -96,9 +96,10 @@ function entriesFor(p: Posting, docs: Uint32Array): Posting {
   let n = 0;
   for (const d of docs) {
     at = seekDoc(p, d, at);
-    let end = at;
-    while (end < p.docs.length && p.docs[end] === d) end++;
-    if (end > at) (runs.push(at, end), (n += end - at));
+    if (at >= p.docs.length || p.docs[at] !== d) continue;
+    const end = docEnd(p, at);
+    runs.push(at, end);
+    n += end - at;
     at = end;
   }
   const out = { docs: new Uint32Array(n), fps: new Uint32Array(n), ndocs: runs.length >> 1 };
@@ -109,8 +110,6 @@ function entriesFor(p: Posting, docs: Uint32Array): Posting {
   }
   return out;
 }
-
-
 
 /** Set in `mask` once a document's aggregates are filled. */
 const DONE = 0x80000000;

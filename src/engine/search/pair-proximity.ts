@@ -4,7 +4,7 @@
 // the proximity rule faces many documents, where reading every document's record one by
 // one would cost far more.
 
-import { distinctDocs, entryRanges, gallop, seekDoc, type Posting } from '../fulltext/postings.js';
+import { distinctDocs, docEnd, entryRanges, gallop, seekDoc, type Posting } from '../fulltext/postings.js';
 import { carryPending, type PendingEntry } from './pending-entries.js';
 import { CARRY, type BatchDelta, type CarriedMemo, type IndexState } from '../fulltext/index-state.js';
 import type { Yielder } from '../../util/yielder.js';
@@ -104,9 +104,7 @@ export class KeptPairCostTable implements CarriedMemo {
 /** The entries `[from, to)` of document `d` in `p`, or null when it has none. */
 function docRun(p: Posting, d: number): [number, number] | null {
   const from = seekDoc(p, d);
-  let to = from;
-  while (to < p.docs.length && p.docs[to] === d) to++;
-  return to > from ? [from, to] : null;
+  return from < p.docs.length && p.docs[from] === d ? [from, docEnd(p, from)] : null;
 }
 
 /** Kept costs with those of `e.pending` computed again from the lists as they are now. */

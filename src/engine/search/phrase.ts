@@ -4,21 +4,13 @@
 // phrase like a word.
 
 import { postingOf, type IndexState } from '../fulltext/index-state.js';
-import { EMPTY_POSTING, gallop, seekDoc, type Posting } from '../fulltext/postings.js';
+import { docEnd, EMPTY_POSTING, gallop, seekDoc, type Posting } from '../fulltext/postings.js';
 
 /** Posting list of a single word by its normalized form (empty when unknown). */
 export function wordPosting(state: IndexState, word: string): Posting {
   const id = state.sorted.idOf(word);
   if (id === undefined || id >= state.wordCount) return EMPTY_POSTING;
   return postingOf(state, id);
-}
-
-/** End (exclusive) of document d's entries starting at index i. */
-function docEnd(p: Posting, i: number): number {
-  const d = p.docs[i]!;
-  let j = i;
-  while (j < p.docs.length && p.docs[j] === d) j++;
-  return j;
 }
 
 function hasFp(p: Posting, from: number, to: number, fp: number): boolean {
