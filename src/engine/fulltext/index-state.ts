@@ -66,8 +66,8 @@ export interface BatchDelta {
   segment: Segment;
   /** The live documents the batch deleted or replaced, ascending. */
   removed: Uint32Array;
-  /** The words of those documents as they were (their lists lost entries); null when too many to read. */
-  removedWords: Set<number> | null;
+  /** The words of those documents as they were (their lists lost entries). */
+  removedWords: Set<number>;
   /**
    * Words new to the dictionary, or whose first document came or last one went: what typo
    * derivations see. Null when the batch is too large to tell.
@@ -90,23 +90,20 @@ function isCarried(value: unknown): value is CarriedMemo {
 
 /** Past these, a batch's flipped words are not looked for (and memo entries that need them are dropped). */
 const FLIP_MAX_WORDS = 20_000;
-const FLIP_MAX_REMOVED = 1024;
 const FLIPPED_MAX = 128;
 
 /** What a batch that made `next` from `base` changed (see BatchDelta). */
 async function batchDelta(base: IndexState, next: IndexState, stage: WordStage, seg: Segment, removed: Uint32Array, yielder: Yielder): Promise<BatchDelta> {
-  let removedWords: Set<number> | null = null;
-  if (removed.length <= FLIP_MAX_REMOVED) {
-    removedWords = new Set();
-    for (const d of removed) {
-      const t = base.view.tokens(d);
-      if (t) for (let j = 0; j < t.length; j += 2) removedWords.add(t[j]!);
-      await yielder.maybe();
-    }
+  // Only batches of up to CARRY_MAX_DOCS documents get here: their removed documents are few.
+  const removedWords = new Set<number>();
+  for (const d of removed) {
+    const t = base.view.tokens(d);
+    if (t) for (let j = 0; j < t.length; j += 2) removedWords.add(t[j]!);
+    await yielder.maybe();
   }
   const delta = { segment: seg, removed, removedWords, flipped: null };
   const ids = seg.words.ids;
-  if (removedWords === null || ids.length > FLIP_MAX_WORDS || stage.added.length > FLIPPED_MAX) return delta;
+  if (ids.length > FLIP_MAX_WORDS || stage.added.length > FLIPPED_MAX) return delta;
   const flipped = [...stage.added];
   for (let k = 0; k < ids.length; k++) {
     const id = ids[k]!;

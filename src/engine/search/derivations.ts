@@ -152,9 +152,8 @@ class KeptPairs implements CarriedMemo {
     } else this.entries.set(key, { left, right, leftId, rightId, kept: p.ndocs });
   }
 
-  async [CARRY](delta: BatchDelta, next: IndexState, yielder: Yielder): Promise<KeptPairs | undefined> {
+  async [CARRY](delta: BatchDelta, next: IndexState, yielder: Yielder): Promise<KeptPairs> {
     const removedWords = delta.removedWords;
-    if (removedWords === null) return undefined;
     // A word the dictionary lacked may have come with the batch.
     const ids = (w: string, id: number): number => (id >= 0 ? id : (next.sorted.idOf(w) ?? -1));
     const added = (id: number): boolean => id >= 0 && slotOf(delta.segment.words, id) >= 0;

@@ -295,12 +295,7 @@ export class MatchTable {
    */
   private keep(key: string, docs: Uint32Array, values: Uint32Array): void {
     const table = scanTable(this.state);
-    const known = table.entries.get(key);
-    if (known) table.docs -= known.docs.length;
-    if (table.docs + docs.length > KEPT_SCAN_MAX_DOCS) {
-      if (known) table.entries.delete(key);
-      return;
-    }
+    if (table.docs + docs.length > KEPT_SCAN_MAX_DOCS) return;
     table.docs += docs.length;
     table.entries.set(key, { docs, values, pending: null, used: true });
   }
