@@ -9,6 +9,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** How long a node started with `--join` keeps asking before it gives up and exits. */
 const JOIN_PATIENCE_MS = 60_000;
+// How long a stopping leader waits to hear from a voter before stopping without a hand-over:
+// one election timeout at the default tick.
+const HANDOVER_CONTACT_WAIT_MS = 1_000;
 
 /**
  * Membership and leadership: joining a running cluster, adding a node as a learner and
@@ -209,10 +212,17 @@ export class Membership {
   async handOver(timeoutMs: number): Promise<void> {
     const r = this.r;
     if (!r.isLeader()) return;
-    const st = r.driver.status();
+    // A voter counts as in touch once it streams and has answered since the last check-quorum
+    // round. Both reset now and then (an election won, each election timeout), and the answers
+    // come back within a heartbeat or two; wait that long before deciding that nobody is in touch.
+    const inTouch = (): boolean => {
+      const st = r.driver.status();
+      return st.confState.voters.some((v) => v !== r.nodeId && st.progress[v]?.recentActive && st.progress[v]?.state === 'replicate');
+    };
+    const settle = Date.now() + Math.min(timeoutMs, HANDOVER_CONTACT_WAIT_MS);
+    while (!inTouch() && Date.now() < settle && r.isLeader()) await sleep(20);
     // Nobody in touch to take over (the others are down or stopping too): just stop.
-    const live = (v: string) => v !== r.nodeId && st.progress[v]?.recentActive && st.progress[v]?.state === 'replicate';
-    if (!st.confState.voters.some(live)) return;
+    if (!r.isLeader() || !inTouch()) return;
     try {
       const lead = await this.transferAsLeader(null, timeoutMs);
       r.d.log.info({ to: lead }, 'handed leadership over before stopping');
