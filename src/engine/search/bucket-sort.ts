@@ -63,10 +63,21 @@ export interface BucketSortOutput {
 interface Group {
   cost: number;
   docs: Uint32Array;
+  /**
+   * Set on the last group when only the cheapest groups were split off: the groups of the
+   * remaining documents, split when a page needs them (`docs` is then empty).
+   */
+  more?: () => Group[];
 }
 
-/** Splits docs (ascending) into groups of equal cost, cheapest first; docs stay ascending. */
-export function groupByCost(docs: Uint32Array, costs: Int32Array, scratch: SearchScratch): Group[] {
+/**
+ * Splits docs (ascending) into groups of equal cost, cheapest first; docs stay ascending.
+ * With `need`, only the cheapest groups that hold at least that many documents are split
+ * off at once; the rest follow from the last group's `more`. A common word's bucket holds
+ * most of the index while a page needs ten: placing every document cost a fifth of such a
+ * search.
+ */
+export function groupByCost(docs: Uint32Array, costs: Int32Array, scratch: SearchScratch, need = Infinity): Group[] {
   const n = docs.length;
   if (n === 0) return [];
   let min = costs[0]!;
@@ -82,6 +93,13 @@ export function groupByCost(docs: Uint32Array, costs: Int32Array, scratch: Searc
     const counts = new Uint32Array(range + 1);
     for (let i = 0; i < n; i++) counts[costs[i]! - min + 1]!++;
     for (let k = 1; k <= range; k++) counts[k]! += counts[k - 1]!;
+    // counts[k + 1]: documents of cost min + k or less.
+    let last = range - 1;
+    if (need < n) {
+      last = 0;
+      while (counts[last + 1]! < need) last++;
+    }
+    if (counts[last + 1]! < n) return cheapestGroups(docs, costs, scratch, min, counts, last);
     const starts = counts.slice(0, range);
     const out = scratch.uints(n);
     for (let i = 0; i < n; i++) out[starts[costs[i]! - min]!++] = docs[i]!;
@@ -104,6 +122,40 @@ export function groupByCost(docs: Uint32Array, costs: Int32Array, scratch: Searc
       start = i;
     }
   }
+  return groups;
+}
+
+/** The groups of cost min..min+last, then a group whose `more` splits the rest. */
+function cheapestGroups(docs: Uint32Array, costs: Int32Array, scratch: SearchScratch, min: number, counts: Uint32Array, last: number): Group[] {
+  const n = docs.length;
+  const kept = counts[last + 1]!;
+  const starts = counts.slice(0, last + 1);
+  const out = scratch.uints(kept);
+  const top = min + last;
+  for (let i = 0; i < n; i++) {
+    const c = costs[i]!;
+    if (c <= top) out[starts[c - min]!++] = docs[i]!;
+  }
+  const groups: Group[] = [];
+  for (let k = 0; k <= last; k++) {
+    const a = counts[k]!;
+    const b = counts[k + 1]!;
+    if (b > a) groups.push({ cost: min + k, docs: out.subarray(a, b) });
+  }
+  // Costs and documents live in the search's scratch arenas, untouched until the search ends.
+  const more = (): Group[] => {
+    const restDocs = scratch.uints(n - kept);
+    const restCosts = scratch.ints(n - kept);
+    for (let i = 0, j = 0; i < n; i++) {
+      const c = costs[i]!;
+      if (c > top) {
+        restDocs[j] = docs[i]!;
+        restCosts[j++] = c;
+      }
+    }
+    return groupByCost(restDocs, restCosts, scratch);
+  };
+  groups.push({ cost: top, docs: new Uint32Array(0), more });
   return groups;
 }
 
@@ -206,10 +258,14 @@ export function bucketSort(input: BucketSortInput): BucketSortOutput {
       if (rule.usesMatches) ctx.prepare(docs);
       // With a threshold every bucket is scored: no rule may stop at the first page.
       if (threshold === null) partial = rule.partialCosts?.(ctx, docs, need - emitted) ?? null;
-      groups = partial ? groupPartial(docs, partial.costs, ctx.scratch) : groupByCost(docs, rule.costs(ctx, docs), ctx.scratch);
+      groups = partial ? groupPartial(docs, partial.costs, ctx.scratch) : groupByCost(docs, rule.costs(ctx, docs), ctx.scratch, need - emitted);
     }
     for (let k = 0; k < groups.length; k++) {
       const g = groups[k]!;
+      if (g.more) {
+        groups.push(...g.more());
+        continue;
+      }
       if (partial !== null && g.cost === PENDING) {
         // The cheaper groups did not fill the page: the rest are costed now, and all cost more.
         groups.push(...groupByCost(g.docs, partial.rest(g.docs), ctx.scratch));
