@@ -4,7 +4,7 @@
 // by a batch, only merged with their neighbours. A document lives in the newest segment
 // that holds or deletes it: `owner` says which, per docid.
 
-import { decodeRecord, decodeTokens, encodeRecords, type DocRecord } from './doc-record.js';
+import { decodeRecord, decodeTokens, encodeRecords, recordFieldCount, type DocRecord } from './doc-record.js';
 import { buildArena, EMPTY_ARENA, listAt, mergeArenas, slotOf, type ListArena } from './list-arena.js';
 import { docEnd, EMPTY_POSTING, knownPostingId, patchDistinct, seekDoc, type ListKeys, type Posting } from './postings.js';
 import { touchInTurns, type Yielder } from '../../util/yielder.js';
@@ -650,6 +650,12 @@ export class SegmentView {
   tokens(d: number): Uint32Array | undefined {
     const bytes = this.bytesOf(d);
     return bytes && decodeTokens(bytes);
+  }
+
+  /** Words in field `fid` of a live document (0 for none, or for a document not live). */
+  fieldWordCount(d: number, fid: number): number {
+    const bytes = this.bytesOf(d);
+    return bytes ? recordFieldCount(bytes, fid) : 0;
   }
 
   /** Calls `fn(docid, bytes)` with the encoded record of every live document, in docid order per segment. */

@@ -4,7 +4,7 @@
 // Arrays are indexed by docid and reused between queries (only touched slots are reset),
 // so a query costs time proportional to the postings it reads, not to the index size.
 
-import { fieldWordCounts, type IndexState } from '../fulltext/index-state.js';
+import { fieldWordCountIn, fieldWordTable, type IndexState } from '../fulltext/index-state.js';
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
@@ -382,11 +382,11 @@ export class MatchTable {
     this.full = true;
   }
 
-  /** Words of field `f` per document, fetched once per table (the memo lookup costs a string key). */
-  private fieldCounts(f: number): Uint16Array {
+  /** Words of field `f` in document `d`; the state's table is fetched once per match table (the memo lookup costs a string key). */
+  private fieldCount(f: number, d: number): number {
     let t = this.fwc[f];
-    if (t === undefined) t = this.fwc[f] = fieldWordCounts(this.state, f);
-    return t;
+    if (t === undefined) t = this.fwc[f] = fieldWordTable(this.state, f);
+    return fieldWordCountIn(this.state, t, f, d);
   }
 
   private scanUnit(u: Unit): void {
@@ -440,7 +440,7 @@ export class MatchTable {
           let flags = EXACT_PRESENT;
           if (p === q) {
             flags |= EXACT_AT_START;
-            if (this.fieldCounts(f)[d] === positions) flags |= EXACT_WHOLE_FIELD;
+            if (this.fieldCount(f, d) === positions) flags |= EXACT_WHOLE_FIELD;
           }
           const slot = d * U + u.id;
           agg[slot] = (agg[slot]! | (flags << EXACT_SHIFT)) >>> 0;
@@ -466,7 +466,7 @@ export class MatchTable {
           flags = EXACT_PRESENT;
           if (p === q) {
             flags |= EXACT_AT_START;
-            if (this.fieldCounts(f)[d] === positions) flags |= EXACT_WHOLE_FIELD;
+            if (this.fieldCount(f, d) === positions) flags |= EXACT_WHOLE_FIELD;
           }
         }
         const cur = agg[slot]!;
@@ -648,7 +648,7 @@ export class MatchTable {
         flags = EXACT_PRESENT;
         if (p === u.qpos) {
           flags |= EXACT_AT_START;
-          if (this.fieldCounts(f)[d] === u.qposEnd - u.qpos + 1) flags |= EXACT_WHOLE_FIELD;
+          if (this.fieldCount(f, d) === u.qposEnd - u.qpos + 1) flags |= EXACT_WHOLE_FIELD;
         }
       }
       const cur = agg[base + uid]!;
