@@ -5,12 +5,30 @@
 import { fieldWordCount } from '../fulltext/doc-record.js';
 import { recordOf } from '../fulltext/index-state.js';
 import { bestTiling, simpleFor, type Level } from '../search/levels.js';
+import type { Unit } from '../search/derivations.js';
 import { EXACT_AT_START, EXACT_PRESENT, EXACT_WHOLE_FIELD, NO_TYPO } from '../search/match-table.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
 import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 const RADIX = 1024;
 const MATCH_TYPES = ['exactMatch', 'matchesStart', 'noExactMatch'] as const;
+
+/**
+ * The single-term unit of each kept term of a level, and the query words they cover; null
+ * when a term has none, or one without exact words (no attribute can then equal the query).
+ * Per level, not per document: a bucket of every document asks for each.
+ */
+const exactTermsOf = new WeakMap<Level, { terms: Unit[]; positions: number } | null>();
+
+function exactTerms(level: Level): { terms: Unit[]; positions: number } | null {
+  let t = exactTermsOf.get(level);
+  if (t === undefined) {
+    const terms = level.kept.map((k) => level.units.find((f) => f.unit.start === k && f.unit.end === k)?.unit);
+    t = terms.every((u) => u?.exactWords) ? { terms: terms as Unit[], positions: terms.reduce((n, u) => n + (u!.qposEnd - u!.qpos + 1), 0) } : null;
+    exactTermsOf.set(level, t);
+  }
+  return t;
+}
 
 /** 0: an attribute equals the query; 1: one starts with it; 2: neither. */
 function exactAttribute(ctx: RankingContext, d: number, level: Level): number {
@@ -21,18 +39,18 @@ function exactAttribute(ctx: RankingContext, d: number, level: Level): number {
     return flags & EXACT_WHOLE_FIELD ? 0 : flags & EXACT_AT_START ? 1 : 2;
   }
   // One single-term unit per kept term; they must all sit at their query position in one field.
-  const terms = level.kept.map((t) => level.units.find((f) => f.unit.start === t && f.unit.end === t)?.unit);
-  if (terms.some((u) => !u || !u.exactWords)) return 2;
+  const exact = exactTerms(level);
+  if (exact === null) return 2;
+  const { terms, positions } = exact;
   // Cheap rejection first: every term's exact word must sit at its query position somewhere.
-  if (terms.some((u) => (table.exactAt(d, u!.id) & EXACT_AT_START) === 0)) return 2;
+  for (let i = 0; i < terms.length; i++) if ((table.exactAt(d, terms[i]!.id) & EXACT_AT_START) === 0) return 2;
   const occ = ctx.occurrences(d);
   const first = terms[0]!;
-  const positions = terms.reduce((n, u) => n + (u!.qposEnd - u!.qpos + 1), 0);
   let best = 2;
   for (const fp of occ.exact[first.id] ?? []) {
     if ((fp & 0xffff) !== first.qpos) continue;
     const f = fp >>> 16;
-    const all = terms.every((u) => (occ.exact[u!.id] ?? []).includes(((f << 16) | u!.qpos) >>> 0));
+    const all = terms.every((u) => (occ.exact[u.id] ?? []).includes(((f << 16) | u.qpos) >>> 0));
     if (!all) continue;
     const rec = recordOf(ctx.state, d);
     if (rec && fieldWordCount(rec, f) === positions) return 0;
