@@ -13,24 +13,27 @@ import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './r
 const RADIX = 1024;
 const MAX_POSITION_COST_PER_WORD = 10;
 
-function partsOf(ctx: RankingContext, d: number): [number, number] {
+/** Attribute rank and word position of a document as one cost (no pair allocated: called once per document of a bucket). */
+function costOf(ctx: RankingContext, d: number): number {
   const table = ctx.table!;
   const level = ctx.levelOf(d);
   const simple = simpleFor(level, table.unitsOf(d));
+  let f = 0;
+  let p = 0;
   if (simple !== null) {
-    let f = 0;
-    let p = 0;
     for (let i = 0; i < simple.length; i++) {
       const fu = table.fidAt(d, simple[i]!);
       const pu = table.posAt(d, simple[i]!);
       if (fu !== Infinity) f += fu;
       if (pu !== Infinity) p += pu;
     }
-    return [f, p];
+  } else {
+    const bf = bestTiling(level, (u) => table.fidAt(d, u.id));
+    const bp = bestTiling(level, (u) => table.posAt(d, u.id));
+    f = Number.isFinite(bf) ? bf : 0;
+    p = Number.isFinite(bp) ? bp : 0;
   }
-  const f = bestTiling(level, (u) => table.fidAt(d, u.id));
-  const p = bestTiling(level, (u) => table.posAt(d, u.id));
-  return [Number.isFinite(f) ? f : 0, Number.isFinite(p) ? p : 0];
+  return f * RADIX + Math.min(p, RADIX - 1);
 }
 
 function maxima(ctx: RankingContext, level: Level): [number, number] {
@@ -60,10 +63,7 @@ export const attributeRule: RankingRule = {
       for (let i = 0; i < docs.length; i++) out[i] = t.attributeCostAt(docs[i]!, u, RADIX);
       return out;
     }
-    return mapCosts(ctx, docs, (d) => {
-      const [f, p] = partsOf(ctx, d);
-      return f * RADIX + Math.min(p, RADIX - 1);
-    });
+    return mapCosts(ctx, docs, (d) => costOf(ctx, d));
   },
   ranks(ctx, d, cost) {
     return ranksOf(ctx, d, cost);

@@ -29,32 +29,41 @@ export function pairCost(left: readonly number[], leftSpan: number, right: reado
   return closestPair(left, 0, left.length, leftSpan, right, 0, right.length, byAttribute);
 }
 
+type Occurrences = ReturnType<RankingContext['occurrences']>;
+
+/** A pair's cost from the document's occurrences (read from its record). */
+function pairFromOccurrences(ctx: RankingContext, occ: Occurrences, prev: Unit, next: Unit): number {
+  const left = occ.any[prev.id];
+  const right = occ.any[next.id];
+  const span = prev.isPhrase ? prev.qposEnd - prev.qpos : 0;
+  return left && right ? pairCost(left, span, right, ctx.proximityByAttribute) : MAX_PAIR_COST;
+}
+
 export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<number, Uint8Array | null>): number {
   const level = ctx.levelOf(d);
   if (level.kept.length <= 1 && level.units.length <= 1) return level.units[0] ? extraWords(level.units[0].unit) : 0;
-  const table = ctx.table!;
-  const mask = table.unitsOf(d);
-  let found: ReturnType<RankingContext['occurrences']> | null = null;
-  const occ = () => (found ??= ctx.occurrences(d));
-  const pairOf = (prev: Unit, next: Unit): number => {
-    const pre = bulk?.get(pairKey(prev, next));
-    if (pre) return pre[d]!;
-    const left = occ().any[prev.id];
-    const right = occ().any[next.id];
-    const span = prev.isPhrase ? prev.qposEnd - prev.qpos : 0;
-    return left && right ? pairCost(left, span, right, ctx.proximityByAttribute) : MAX_PAIR_COST;
-  };
+  const mask = ctx.table!.unitsOf(d);
   const simple = simpleFor(level, mask);
   if (simple !== null) {
-    // One tiling: the sum of its pairs.
+    // One tiling: the sum of its pairs. No closures here: a bucket of every document of the
+    // index comes through this path once per document.
+    let occ: Occurrences | null = null;
     let sum = 0;
     for (let i = 1; i < simple.length; i++) {
       const prev = ctx.units[simple[i - 1]!]!;
       const next = ctx.units[simple[i]!]!;
-      if (adjacent(prev, next)) sum += pairOf(prev, next);
+      if (!adjacent(prev, next)) continue;
+      const pre = bulk?.get(pairKey(prev, next));
+      if (pre) sum += pre[d]!;
+      else sum += pairFromOccurrences(ctx, (occ ??= ctx.occurrences(d)), prev, next);
     }
     return sum;
   }
+  let found: Occurrences | null = null;
+  const pairOf = (prev: Unit, next: Unit): number => {
+    const pre = bulk?.get(pairKey(prev, next));
+    return pre ? pre[d]! : pairFromOccurrences(ctx, (found ??= ctx.occurrences(d)), prev, next);
+  };
   const c = bestChain(
     level,
     (u) => ((mask >>> u.id) & 1) === 1,
