@@ -237,6 +237,8 @@ class Context implements RankingContext {
 
   /** Level index per docid for the candidates, filled by `candidates()`. */
   private levelIdx: Uint8Array | null = null;
+  /** The last large bucket commonLevel read, and its answer: each rule asks again of the same bucket. */
+  private levelOfBucket: { docs: Uint32Array; level: Level | null } | null = null;
 
   levelOf(d: number): Level {
     const idx = this.levelIdx;
@@ -255,6 +257,7 @@ class Context implements RankingContext {
     if (this.single >= 0) return docs;
     const idx = this.scratch.levelIndex(this.state.capacity + 1, NO_LEVEL);
     this.levelIdx = idx;
+    this.levelOfBucket = null;
     const out = new Uint32Array(docs.length);
     let n = 0;
     for (let i = 0; i < docs.length; i++) {
@@ -274,6 +277,7 @@ class Context implements RankingContext {
     if (docs.length > idx.length / 8) idx.fill(NO_LEVEL);
     else for (let i = 0; i < docs.length; i++) idx[docs[i]!] = NO_LEVEL;
     this.levelIdx = null;
+    this.levelOfBucket = null;
   }
 
   prepare(docs: Uint32Array): void {
@@ -294,10 +298,19 @@ class Context implements RankingContext {
     if (this.single >= 0) return this.levels[0] ?? null;
     const idx = this.levelIdx;
     if (!idx || docs.length === 0) return null;
+    const seen = this.levelOfBucket;
+    if (seen !== null && seen.docs === docs) return seen.level;
+    let level: Level | null = null;
     const first = idx[docs[0]!]!;
-    if (first === NO_LEVEL) return null;
-    for (let i = 1; i < docs.length; i++) if (idx[docs[i]!] !== first) return null;
-    return this.levels[first]!;
+    if (first !== NO_LEVEL) {
+      let i = 1;
+      while (i < docs.length && idx[docs[i]!] === first) i++;
+      if (i === docs.length) level = this.levels[first]!;
+    }
+    // A bucket's documents and their levels stay as they are until the candidates are read
+    // again or released; small buckets cost less to read again than to remember.
+    if (docs.length >= 1024) this.levelOfBucket = { docs, level };
+    return level;
   }
 
   private readonly pairCache = new Map<string, { out: Uint8Array; done: Uint8Array }>();
