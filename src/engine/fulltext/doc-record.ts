@@ -153,13 +153,6 @@ export function extractRecord(doc: Doc, ctx: ExtractContext): DocRecord {
   return { tokens, counts, values };
 }
 
-/** Number of words of field `fid` in the record (0 when it has none). */
-export function fieldWordCount(rec: DocRecord, fid: number): number {
-  const c = rec.counts;
-  for (let i = 0; i < c.length; i++) if (c[i]! >>> 16 === fid) return c[i]! & 0xffff;
-  return 0;
-}
-
 // Binary layout: varints — the number of token pairs, the number of field counts, the
 // field counts, then per token its word id and the difference of its fp from the
 // previous one (fps are sorted) — followed by the values as UTF-8 JSON. About a quarter

@@ -2,8 +2,7 @@
 // with an attribute starting with it, then the rest; within each, documents holding more
 // query words exactly (no typo, not as a mere prefix) first.
 
-import { fieldWordCount } from '../fulltext/doc-record.js';
-import { recordOf } from '../fulltext/index-state.js';
+import { fieldWordCountIn, fieldWordTable } from '../fulltext/index-state.js';
 import { bestTiling, simpleFor, type Level } from '../search/levels.js';
 import type { Unit } from '../search/derivations.js';
 import { EXACT_AT_START, EXACT_PRESENT, EXACT_WHOLE_FIELD, NO_TYPO } from '../search/match-table.js';
@@ -52,8 +51,7 @@ function exactAttribute(ctx: RankingContext, d: number, level: Level): number {
     const f = fp >>> 16;
     const all = terms.every((u) => (occ.exact[u.id] ?? []).includes(((f << 16) | u.qpos) >>> 0));
     if (!all) continue;
-    const rec = recordOf(ctx.state, d);
-    if (rec && fieldWordCount(rec, f) === positions) return 0;
+    if (fieldWordCountIn(ctx.state, fieldWordTable(ctx.state, f), f, d) === positions) return 0;
     best = 1;
   }
   return best;
