@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { proximityRule } from '../../src/engine/ranking/proximity.js';
-import { KEPT_PAIR_COSTS, KeptPairCostTable } from '../../src/engine/search/pair-proximity.js';
+import { KEPT_PAIR_COSTS, type KeptPairCostTable } from '../../src/engine/search/pair-proximity.js';
+import { PendingTable } from '../../src/engine/search/pending-entries.js';
 import { PENDING, type RankingRule } from '../../src/engine/ranking/rule.js';
 import { globalScore, mergeRank } from '../../src/engine/ranking/rank.js';
 import { rng } from '../bench/wordnet.js';
@@ -119,7 +120,7 @@ describe('proximity', () => {
     });
     const kept = await buildIndex(docs);
     const joined = await buildIndex(docs);
-    joined.memo.set(KEPT_PAIR_COSTS, new KeptPairCostTable(0));
+    joined.memo.set(KEPT_PAIR_COSTS, new PendingTable(0));
     const pages = [[0, 10], [0, 1], [300, 20], [2500, 100]] as const;
     // A short last word reads its indexed prefix list ("l" holds lamp and lamps), kept too.
     const queries = ['in or', 'or in', 'in or lamp', 'lamp in or ', 'in l', 'or i', 'lamp in o'];

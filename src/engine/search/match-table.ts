@@ -9,9 +9,7 @@ import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
 import { distinctDocs, docEnd, entryRanges, postingId, seekDoc, type Posting } from '../fulltext/postings.js';
-import { carryPending, type PendingEntry } from './pending-entries.js';
-import { CARRY, type BatchDelta, type CarriedMemo } from '../fulltext/index-state.js';
-import type { Yielder } from '../../util/yielder.js';
+import { PendingTable, type PendingEntry } from './pending-entries.js';
 
 import {
   COST_AT_0, EXACT_AT_START, EXACT_BITS, EXACT_PRESENT, EXACT_SHIFT, EXACT_WHOLE_FIELD, FID_MAX, FID_SHIFT, merge,
@@ -61,21 +59,11 @@ export const KEPT_SCANS = 'scans';
  * documents the batch changed scanned again (a one-letter prefix's scan of the longdocs
  * dictionary took 15-20 ms in the first search after each write).
  */
-export class KeptScanTable implements CarriedMemo {
-  entries = new Map<string, KeptScan>();
-  docs = 0;
-
-  async [CARRY](delta: BatchDelta, _next: IndexState, yielder: Yielder): Promise<KeptScanTable> {
-    const out = new KeptScanTable();
-    out.entries = await carryPending(this.entries, delta, yielder);
-    for (const e of out.entries.values()) out.docs += e.docs.length;
-    return out;
-  }
-}
+export type KeptScanTable = PendingTable<KeptScan>;
 
 function scanTable(state: IndexState): KeptScanTable {
   let t = state.memo.get(KEPT_SCANS) as KeptScanTable | undefined;
-  if (!t) state.memo.set(KEPT_SCANS, (t = new KeptScanTable()));
+  if (!t) state.memo.set(KEPT_SCANS, (t = new PendingTable<KeptScan>(KEPT_SCAN_MAX_DOCS)));
   return t;
 }
 
@@ -295,7 +283,7 @@ export class MatchTable {
    */
   private keep(key: string, docs: Uint32Array, values: Uint32Array): void {
     const table = scanTable(this.state);
-    if (table.docs + docs.length > KEPT_SCAN_MAX_DOCS) return;
+    if (table.docs + docs.length > table.capacity) return;
     table.docs += docs.length;
     table.entries.set(key, { docs, values, pending: null, used: true });
   }

@@ -5,9 +5,7 @@
 // one would cost far more.
 
 import { distinctDocs, docEnd, entryRanges, gallop, seekDoc, type Posting } from '../fulltext/postings.js';
-import { carryPending, type PendingEntry } from './pending-entries.js';
-import { CARRY, type BatchDelta, type CarriedMemo, type IndexState } from '../fulltext/index-state.js';
-import type { Yielder } from '../../util/yielder.js';
+import { PendingTable, type PendingEntry } from './pending-entries.js';
 import type { Source, Unit } from './derivations.js';
 
 export const MAX_PAIR_COST = 3;
@@ -86,20 +84,7 @@ interface KeptPairCosts extends PendingEntry {
  * costs again on first use: the common pairs ("of the") are in nearly every document a write
  * touches, and joining their whole lists again took most of a first search after a write.
  */
-export class KeptPairCostTable implements CarriedMemo {
-  entries = new Map<string, KeptPairCosts>();
-  docs = 0;
-
-  /** `capacity` documents over all pairs (0 keeps none). */
-  constructor(readonly capacity = KEPT_PAIR_BUDGET_DOCS) {}
-
-  async [CARRY](delta: BatchDelta, _next: IndexState, yielder: Yielder): Promise<KeptPairCostTable> {
-    const out = new KeptPairCostTable(this.capacity);
-    out.entries = await carryPending(this.entries, delta, yielder);
-    for (const e of out.entries.values()) out.docs += e.docs.length;
-    return out;
-  }
-}
+export type KeptPairCostTable = PendingTable<KeptPairCosts>;
 
 /** The entries `[from, to)` of document `d` in `p`, or null when it has none. */
 function docRun(p: Posting, d: number): [number, number] | null {
@@ -160,7 +145,7 @@ function keptPairCosts(
   const kb = listKey(sb);
   if (ka === null || kb === null) return null;
   let table = memo.get(KEPT_PAIR_COSTS) as KeptPairCostTable | undefined;
-  if (table === undefined) memo.set(KEPT_PAIR_COSTS, (table = new KeptPairCostTable()));
+  if (table === undefined) memo.set(KEPT_PAIR_COSTS, (table = new PendingTable<KeptPairCosts>(KEPT_PAIR_BUDGET_DOCS)));
   const key = `${ka}:${kb}:${byAttribute ? 1 : 0}:${weights.join(',')}`;
   const kept = table.entries.get(key);
   if (kept !== undefined) {

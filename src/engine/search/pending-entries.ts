@@ -1,7 +1,7 @@
 // Kept search data (pair costs, scans) carried to the state after a batch, each entry noting
 // the documents the batch changed, which it computes again on first use.
 
-import type { BatchDelta } from '../fulltext/index-state.js';
+import { CARRY, type BatchDelta, type CarriedMemo, type IndexState } from '../fulltext/index-state.js';
 import { unionSorted } from '../fulltext/postings.js';
 import type { Yielder } from '../../util/yielder.js';
 
@@ -16,10 +16,30 @@ export interface PendingEntry {
 }
 
 /**
+ * Entries a state keeps (by key), within a budget of `capacity` documents over all of them
+ * (0 keeps none). Carried to the state after a batch: the entries a search read, each noting
+ * the documents the batch changed.
+ */
+export class PendingTable<E extends PendingEntry & { docs: Uint32Array }> implements CarriedMemo {
+  entries = new Map<string, E>();
+  /** Documents held over all entries. */
+  docs = 0;
+
+  constructor(readonly capacity: number) {}
+
+  async [CARRY](delta: BatchDelta, _next: IndexState, yielder: Yielder): Promise<PendingTable<E>> {
+    const out = new PendingTable<E>(this.capacity);
+    out.entries = await carryPending(this.entries, delta, yielder);
+    for (const e of out.entries.values()) out.docs += e.docs.length;
+    return out;
+  }
+}
+
+/**
  * The entries a search read while their state was published, each with the documents the
  * batch added, replaced or deleted joined to those it was waiting for.
  */
-export async function carryPending<E extends PendingEntry>(entries: Map<string, E>, delta: BatchDelta, yielder: Yielder): Promise<Map<string, E>> {
+async function carryPending<E extends PendingEntry>(entries: Map<string, E>, delta: BatchDelta, yielder: Yielder): Promise<Map<string, E>> {
   const touched = unionSorted(delta.removed, delta.segment.docs);
   const out = new Map<string, E>();
   let n = 0;
