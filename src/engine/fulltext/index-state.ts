@@ -11,7 +11,7 @@ import { FieldNames, FieldRules } from './field-table.js';
 import { DistinctColumn, valuePredicate } from './field-values.js';
 import { EMPTY_POSTING, WORD_LISTS, type Posting } from './postings.js';
 import { PrefixTable, type PrefixStage } from './prefix-table.js';
-import { buildSegment, CARRY_MAX_DOCS, mergeSegments, recordBytes, segmentSize, SegmentView, type Segment } from './segment.js';
+import { buildSegment, carriesCaches, mergeSegments, recordBytes, segmentSize, SegmentView, type Segment } from './segment.js';
 import { buildSynonyms, type Synonyms } from './synonyms.js';
 import { SortedWords, WordTable, type WordStage } from './word-table.js';
 import type { Yielder } from '../../util/yielder.js';
@@ -94,7 +94,7 @@ const FLIPPED_MAX = 128;
 
 /** What a batch that made `next` from `base` changed (see BatchDelta). */
 async function batchDelta(base: IndexState, next: IndexState, stage: WordStage, seg: Segment, removed: Uint32Array, yielder: Yielder): Promise<BatchDelta> {
-  // Only batches of up to CARRY_MAX_DOCS documents get here: their removed documents are few.
+  // Only batches that carry caches get here (carriesCaches): their removed documents are few.
   const removedWords = new Set<number>();
   for (const d of removed) {
     const t = base.view.tokens(d);
@@ -130,7 +130,7 @@ const DISTINCT_KEYS = 'distinct:';
  */
 async function carryMemos(base: IndexState, next: IndexState, seg: Segment, delta: () => Promise<BatchDelta>, yielder: Yielder): Promise<void> {
   let known: BatchDelta | null = null;
-  const small = seg.docs.length + seg.deleted.length <= CARRY_MAX_DOCS;
+  const small = carriesCaches(seg);
   for (const [key, value] of base.memo) {
     if (isCarried(value)) {
       if (!small) continue;

@@ -197,7 +197,12 @@ const CARRY_MAX_REMOVED = 256;
  * cached, and carrying through an import's batches kept every cache at its budget (the scale
  * import of 300,000 documents in batches of 50,000 peaked 0.13-0.28 GiB higher).
  */
-export const CARRY_MAX_DOCS = 1024;
+const CARRY_MAX_DOCS = 1024;
+
+/** Whether the state a batch of this segment makes carries the previous state's caches (CARRY_MAX_DOCS). */
+export function carriesCaches(seg: Segment): boolean {
+  return seg.docs.length + seg.deleted.length <= CARRY_MAX_DOCS;
+}
 /**
  * Lists a view passes on at most, the newest (the caches hold lists in the order they were
  * first read): what searches read stays from write to write, and would otherwise grow without
@@ -342,7 +347,7 @@ export class SegmentView {
       }
     }
     const next = new SegmentView([...this.segments, seg], cap, { owner, dead, docids });
-    if (removed <= CARRY_MAX_REMOVED && seg.docs.length + seg.deleted.length <= CARRY_MAX_DOCS) {
+    if (removed <= CARRY_MAX_REMOVED && carriesCaches(seg)) {
       await this.carryAdding(next, seg, Uint32Array.from(gone).sort(), yielder);
     }
     return next;
