@@ -99,17 +99,7 @@ export function groupByCost(docs: Uint32Array, costs: Int32Array, scratch: Searc
       last = 0;
       while (counts[last + 1]! < need) last++;
     }
-    if (counts[last + 1]! < n) return cheapestGroups(docs, costs, scratch, min, counts, last);
-    const starts = counts.slice(0, range);
-    const out = scratch.uints(n);
-    for (let i = 0; i < n; i++) out[starts[costs[i]! - min]!++] = docs[i]!;
-    const groups: Group[] = [];
-    for (let k = 0; k < range; k++) {
-      const a = counts[k]!;
-      const b = counts[k + 1]!;
-      if (b > a) groups.push({ cost: min + k, docs: out.subarray(a, b) });
-    }
-    return groups;
+    return cheapestGroups(docs, costs, scratch, min, counts, last);
   }
   const order = sortedByCost(costs, n, min, range);
   const out = scratch.uints(n);
@@ -125,7 +115,10 @@ export function groupByCost(docs: Uint32Array, costs: Int32Array, scratch: Searc
   return groups;
 }
 
-/** The groups of cost min..min+last, then a group whose `more` splits the rest. */
+/**
+ * The groups of cost min..min+last (`counts` as groupByCost leaves it), then, when documents
+ * cost more, a group whose `more` splits them.
+ */
 function cheapestGroups(docs: Uint32Array, costs: Int32Array, scratch: SearchScratch, min: number, counts: Uint32Array, last: number): Group[] {
   const n = docs.length;
   const kept = counts[last + 1]!;
@@ -142,6 +135,7 @@ function cheapestGroups(docs: Uint32Array, costs: Int32Array, scratch: SearchScr
     const b = counts[k + 1]!;
     if (b > a) groups.push({ cost: min + k, docs: out.subarray(a, b) });
   }
+  if (kept === n) return groups;
   // Costs and documents live in the search's scratch arenas, untouched until the search ends.
   const more = (): Group[] => {
     const restDocs = scratch.uints(n - kept);
