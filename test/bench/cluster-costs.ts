@@ -212,7 +212,8 @@ export async function benchPinned(docs: SynsetDoc[]): Promise<void> {
 
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-function search(url: string, body: Buffer, index = INDEX, headers: Record<string, string> = {}): Promise<number> {
+/** A search's status, and its answer when `keepBody` (the load loops skip reading it). */
+function searchRequest(url: string, body: Buffer, index: string, headers: Record<string, string>, keepBody: boolean): Promise<{ status: number; answer: Buffer | null }> {
   const u = new URL(url);
   return new Promise((resolve) => {
     const req = request(
@@ -225,40 +226,32 @@ function search(url: string, body: Buffer, index = INDEX, headers: Record<string
         headers: { 'content-type': 'application/json', 'content-length': body.length, ...headers },
       },
       (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
+        const chunks: Buffer[] = [];
+        if (keepBody) res.on('data', (c: Buffer) => chunks.push(c));
+        else res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, answer: keepBody ? Buffer.concat(chunks) : null }));
+        res.on('error', () => resolve({ status: 0, answer: null }));
       },
     );
-    req.on('error', () => resolve(0));
+    req.on('error', () => resolve({ status: 0, answer: null }));
     req.end(body);
   });
 }
 
+async function search(url: string, body: Buffer, index = INDEX, headers: Record<string, string> = {}): Promise<number> {
+  return (await searchRequest(url, body, index, headers, false)).status;
+}
+
 /** A search's status and the `processingTimeMs` its node reported (NaN without one). */
-function timedSearch(url: string, body: Buffer, index: string): Promise<{ status: number; engineMs: number }> {
-  const u = new URL(url);
-  return new Promise((resolve) => {
-    const req = request(
-      { host: u.hostname, port: u.port, method: 'POST', path: `/indexes/${index}/search`, agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          let engineMs = NaN;
-          try {
-            engineMs = Number((JSON.parse(Buffer.concat(chunks).toString()) as { processingTimeMs?: number }).processingTimeMs ?? NaN);
-          } catch {
-            // not a search answer (an error page): no engine time
-          }
-          resolve({ status: res.statusCode ?? 0, engineMs });
-        });
-        res.on('error', () => resolve({ status: 0, engineMs: NaN }));
-      },
-    );
-    req.on('error', () => resolve({ status: 0, engineMs: NaN }));
-    req.end(body);
-  });
+async function timedSearch(url: string, body: Buffer, index: string): Promise<{ status: number; engineMs: number }> {
+  const { status, answer } = await searchRequest(url, body, index, {}, true);
+  let engineMs = NaN;
+  try {
+    engineMs = Number((JSON.parse(answer!.toString()) as { processingTimeMs?: number }).processingTimeMs ?? NaN);
+  } catch {
+    // not a search answer (an error page, or none): no engine time
+  }
+  return { status, engineMs };
 }
 
 /** Searches done by `clients` loops for `seconds`, and the CPU-seconds each of `pids` used meanwhile. */
