@@ -62,6 +62,12 @@ export function docEnd(p: Posting, i: number): number {
   return j;
 }
 
+/** The entries `[from, to)` of document `d` in `p`, searched from entry `start` on, or null when it has none. */
+export function docRun(p: Posting, d: number, start = 0): [number, number] | null {
+  const from = seekDoc(p, d, start);
+  return from < p.docs.length && p.docs[from] === d ? [from, docEnd(p, from)] : null;
+}
+
 const postingIds = new WeakMap<object, number>();
 let nextPostingId = 1;
 

@@ -8,7 +8,7 @@ import { fieldWordCountIn, fieldWordTable, type IndexState } from '../fulltext/i
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
-import { distinctDocs, docEnd, entryRanges, postingId, seekDoc, type Posting } from '../fulltext/postings.js';
+import { distinctDocs, docRun, entryRanges, postingId, type Posting } from '../fulltext/postings.js';
 import { PendingTable, type PendingEntry } from './pending-entries.js';
 
 import {
@@ -83,12 +83,11 @@ function entriesFor(p: Posting, docs: Uint32Array): Posting {
   let at = 0;
   let n = 0;
   for (const d of docs) {
-    at = seekDoc(p, d, at);
-    if (at >= p.docs.length || p.docs[at] !== d) continue;
-    const end = docEnd(p, at);
-    runs.push(at, end);
-    n += end - at;
-    at = end;
+    const run = docRun(p, d, at);
+    if (run === null) continue;
+    runs.push(run[0], run[1]);
+    n += run[1] - run[0];
+    at = run[1];
   }
   const out = { docs: new Uint32Array(n), fps: new Uint32Array(n), ndocs: runs.length >> 1 };
   for (let r = 0, k = 0; r < runs.length; r += 2) {

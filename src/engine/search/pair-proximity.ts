@@ -4,7 +4,7 @@
 // the proximity rule faces many documents, where reading every document's record one by
 // one would cost far more.
 
-import { distinctDocs, docEnd, entryRanges, gallop, seekDoc, type Posting } from '../fulltext/postings.js';
+import { distinctDocs, docRun, entryRanges, gallop, type Posting } from '../fulltext/postings.js';
 import { PendingTable, type PendingEntry } from './pending-entries.js';
 import type { Source, Unit } from './derivations.js';
 
@@ -85,12 +85,6 @@ interface KeptPairCosts extends PendingEntry {
  * touches, and joining their whole lists again took most of a first search after a write.
  */
 export type KeptPairCostTable = PendingTable<KeptPairCosts>;
-
-/** The entries `[from, to)` of document `d` in `p`, or null when it has none. */
-function docRun(p: Posting, d: number): [number, number] | null {
-  const from = seekDoc(p, d);
-  return from < p.docs.length && p.docs[from] === d ? [from, docEnd(p, from)] : null;
-}
 
 /** Kept costs with those of `e.pending` computed again from the lists as they are now. */
 function patchKept(table: KeptPairCostTable, e: KeptPairCosts, A: Posting, B: Posting, weights: Int32Array, byAttribute: boolean): void {
