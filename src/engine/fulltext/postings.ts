@@ -208,3 +208,28 @@ export function unionSorted(a: Uint32Array, b: Uint32Array): Uint32Array {
   }
   return out.subarray(0, k);
 }
+
+/**
+ * The entries of several lists as one list: ascending docids, each document's entries in
+ * ascending `field << 16 | position` order. The lists hold different words, so no entry
+ * occurs twice.
+ */
+export function unionPostings(lists: readonly Posting[]): Posting {
+  let n = 0;
+  for (const p of lists) n += p.docs.length;
+  // One sortable number per entry: docid above, occurrence below (both under 2^32).
+  const keys = new Float64Array(n);
+  let k = 0;
+  for (const p of lists) for (let i = 0; i < p.docs.length; i++) keys[k++] = p.docs[i]! * 0x1_0000_0000 + p.fps[i]!;
+  keys.sort();
+  const docs = new Uint32Array(n);
+  const fps = new Uint32Array(n);
+  let ndocs = 0;
+  for (let i = 0; i < n; i++) {
+    const d = Math.floor(keys[i]! / 0x1_0000_0000);
+    docs[i] = d;
+    fps[i] = keys[i]! - d * 0x1_0000_0000;
+    if (i === 0 || docs[i - 1] !== d) ndocs++;
+  }
+  return { docs, fps, ndocs };
+}

@@ -4,7 +4,7 @@
 // derivations, the best split into two adjacent words, and synonyms.
 
 import { CARRY, postingOf, prefixPosting, type BatchDelta, type CarriedMemo, type IndexState } from '../fulltext/index-state.js';
-import { EMPTY_POSTING, type Posting } from '../fulltext/postings.js';
+import { EMPTY_POSTING, unionPostings, type Posting } from '../fulltext/postings.js';
 import { slotOf } from '../fulltext/list-arena.js';
 import { INDEXED_PREFIX_LENGTHS } from '../fulltext/prefix-table.js';
 import { isNumeric, typoBudget } from '../tokenizer/index.js';
@@ -25,6 +25,11 @@ export interface Source {
   prefixList?: boolean;
   /** The indexed prefix's id, with `prefixList`. */
   prefixId?: number;
+  /**
+   * For a union of several words' short lists (same typo count, none the exact term): those
+   * words, which a document's record names, and their own lists, which name kept scans.
+   */
+  members?: { wordIds: number[]; lists: Posting[] };
 }
 
 export interface Unit {
@@ -314,6 +319,7 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
     }
   }
   const sorted = state.sorted;
+  const derived0 = sources.length;
   if (spec.isPrefix) {
     hl.prefix = word;
     const chars = [...word].length;
@@ -348,6 +354,7 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
       }
     }
   }
+  mergeShortLists(state, sources, derived0);
   const split = bestSplit(state, word, spec.ngramWords);
   if (split) {
     sources.push({ posting: pairPosting(state, split[0], split[1]), typo: 1, exact: false, wordId: -1 });
@@ -355,6 +362,57 @@ function wordSources(state: IndexState, spec: WordUnitSpec, opts: DerivationOpti
   }
   const key = spec.ngramWords ? spec.ngramWords.join(' ') : word;
   synonymSources(state, key, unit);
+}
+
+/** Word lists of at most this many documents are read as one list per typo count (mergeShortLists). */
+const SHORT_LIST_DOCS = 64;
+/** Fewest short lists worth a union. */
+const MERGE_MIN_LISTS = 4;
+/** Unions kept per state (each is rebuilt in well under a millisecond). */
+const KEPT_UNIONS = 4096;
+
+/**
+ * Replaces the short lists among `sources` from `from` on (words a prefix or a typo derives:
+ * "the" is the prefix of 250 words, most in a handful of documents) by one union per typo
+ * count. Every rule reads a unit's sources one by one, each with its own seek per document
+ * or bucket, and compares occurrences by minimum over all of them: one list of the same
+ * entries gives the same costs for one seek. Kept per state, so that its caches (distinct
+ * documents) serve the next queries.
+ */
+function mergeShortLists(state: IndexState, sources: Source[], from: number): void {
+  const groups = new Map<number, number[]>();
+  for (let i = from; i < sources.length; i++) {
+    const s = sources[i]!;
+    if (s.wordId < 0 || s.exact || s.posting.ndocs > SHORT_LIST_DOCS) continue;
+    let g = groups.get(s.typo);
+    if (g === undefined) groups.set(s.typo, (g = []));
+    g.push(i);
+  }
+  const replaced = new Map<number, Source | null>();
+  for (const [typo, at] of groups) {
+    if (at.length < MERGE_MIN_LISTS) continue;
+    const wordIds = at.map((i) => sources[i]!.wordId);
+    const lists = at.map((i) => sources[i]!.posting);
+    let kept = state.memo.get('unions') as Map<string, Posting> | undefined;
+    if (kept === undefined) state.memo.set('unions', (kept = new Map()));
+    const key = wordIds.join(',');
+    let posting = kept.get(key);
+    if (posting === undefined) {
+      posting = unionPostings(lists);
+      if (kept.size >= KEPT_UNIONS) kept.clear();
+      kept.set(key, posting);
+    }
+    replaced.set(at[0]!, { posting, typo, exact: false, wordId: -1, members: { wordIds, lists } });
+    for (let k = 1; k < at.length; k++) replaced.set(at[k]!, null);
+  }
+  if (replaced.size === 0) return;
+  let k = from;
+  for (let i = from; i < sources.length; i++) {
+    const r = replaced.get(i);
+    if (r === null) continue;
+    sources[k++] = r ?? sources[i]!;
+  }
+  sources.length = k;
 }
 
 function synonymSources(state: IndexState, key: string, unit: Unit): void {

@@ -252,7 +252,12 @@ export class MatchTable {
     for (const src of u.sources) entries += src.posting.docs.length;
     if (this.opts.admitted !== null || entries < CACHED_SCAN_MIN_ENTRIES) return null;
     const parts: (string | number)[] = [u.qpos, u.qposEnd, u.end - u.start, u.baseTypo];
-    for (const src of u.sources) parts.push(idOf(src.posting), src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
+    for (const src of u.sources) {
+      // A union of short lists is rebuilt by every state: its words' lists name it.
+      if (src.members) parts.push(src.members.lists.map(idOf).join('+'));
+      else parts.push(idOf(src.posting));
+      parts.push(src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
+    }
     return `${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.rankWeights?.join(',') ?? ''}|${this.opts.exactFields.join(',')}`;
   }
 

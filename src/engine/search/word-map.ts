@@ -37,20 +37,22 @@ export class WordUnitMap {
     for (const u of units) {
       for (const src of u.sources) {
         const typo = src.typo + u.baseTypo;
-        if (src.wordId < 0) {
-          this.lists.push({ unit: u.id, typo, exact: src.exact, posting: src.posting });
-          continue;
-        }
-        const e = this.entryUnit.length;
-        this.entryUnit.push(u.id);
-        this.entryTypo.push(typo);
-        this.entryExact.push(src.exact);
-        const prev = this.slot[src.wordId]!;
-        if (prev === -1) this.words.push(src.wordId);
-        this.entryNext.push(prev);
-        this.slot[src.wordId] = e;
+        if (src.members) for (const w of src.members.wordIds) this.add(w, u.id, typo, src.exact);
+        else if (src.wordId >= 0) this.add(src.wordId, u.id, typo, src.exact);
+        else this.lists.push({ unit: u.id, typo, exact: src.exact, posting: src.posting });
       }
     }
+  }
+
+  private add(wordId: number, unit: number, typo: number, exact: boolean): void {
+    const e = this.entryUnit.length;
+    this.entryUnit.push(unit);
+    this.entryTypo.push(typo);
+    this.entryExact.push(exact);
+    const prev = this.slot[wordId]!;
+    if (prev === -1) this.words.push(wordId);
+    this.entryNext.push(prev);
+    this.slot[wordId] = e;
   }
 
   /** Calls `visit` for every match of the query in the document, in token order then list order. */
