@@ -94,4 +94,36 @@ describe('bulk pair costs', () => {
     const costs = bruteCosts(left!, right!, all, weights, n);
     for (let c = 0; c <= MAX_PAIR_COST; c++) expect(Array.from(all).some((d) => costs[d] === c)).toBe(true);
   });
+  it('keeps a common pair once the buckets it was joined for add up to its whole lists', async () => {
+    const r = rng(29);
+    const rnd = (n: number) => Math.floor(r() * n);
+    const fill = ['lamp', 'river', 'stone', 'cloud', 'glass', 'wheat'];
+    const docs = Array.from({ length: 3000 }, (_, i) => {
+      const words = Array.from({ length: 10 + rnd(10) }, () => fill[rnd(fill.length)]!);
+      const at = rnd(words.length - 5);
+      words[at] = 'in';
+      words[at + 1 + rnd(4)] = 'or';
+      return { id: i, t: words.join(' ') };
+    });
+    const state = await buildIndex(docs);
+    // A query with a word after "or": neither unit is a prefix with derivations of its own.
+    const [left, right] = unitsOf(state, 'in or lamp');
+    const weights = state.rules.weightTable();
+    const n = state.capacity + 1;
+    const all = state.docids;
+    const memo = new Map<string, unknown>();
+    const kept = () => (memo.get(KEPT_PAIR_COSTS) as KeptPairCostTable | undefined)?.entries.size ?? 0;
+    // Buckets of 3% of the documents: joined one by one until they add up to a quarter.
+    let calls = 0;
+    for (let k = 0; k < 20 && kept() === 0; k++, calls++) {
+      const bucket = all.filter((_, i) => i % 33 === k);
+      const out = new Uint8Array(n).fill(MAX_PAIR_COST);
+      bulkPairCosts(left!, right!, bucket, out, weights, false, null, memo);
+      const want = bruteCosts(left!, right!, bucket, weights, n);
+      expect(Array.from(bucket, (d) => out[d])).toEqual(Array.from(bucket, (d) => want[d]));
+    }
+    expect(calls).toBeGreaterThan(5);
+    expect(calls).toBeLessThan(10);
+    expect(kept()).toBe(1);
+  });
 });

@@ -72,6 +72,10 @@ const KEPT_PAIR_MIN_DOCS = 2048;
 const KEPT_PAIR_BUDGET_DOCS = 4_000_000;
 /** The state memo's entry holding the kept pair costs. */
 export const KEPT_PAIR_COSTS = 'paircosts';
+/** The state memo's entry counting, per pair not kept, the bucket documents it was joined for. */
+const PAIR_JOINS = 'pairjoins';
+/** Pairs counted at most (past them the counts start again). */
+const MAX_PAIR_JOINS = 16_384;
 /** A word pair's cost in every document holding both words closer than MAX_PAIR_COST, ascending docids. */
 interface KeptPairCosts extends PendingEntry {
   docs: Uint32Array;
@@ -148,7 +152,20 @@ function keptPairCosts(
     return kept;
   }
   const most = Math.min(A.ndocs, B.ndocs);
-  if (bucket * 4 < most) return null;
+  // Joining the whole lists costs about as much as joining the entries of a bucket holding a
+  // quarter of the smaller list's documents. A pair is joined bucket by bucket until the
+  // buckets it was joined for add up to that, then whole: "of the" in query after query of
+  // ten thousand documents each paid its join again, and at most twice the best cost is paid
+  // whichever queries come.
+  let joined = memo.get(PAIR_JOINS) as Map<string, number> | undefined;
+  if (joined === undefined) memo.set(PAIR_JOINS, (joined = new Map()));
+  const before = joined.get(key) ?? 0;
+  if ((before + bucket) * 4 < most) {
+    if (joined.size >= MAX_PAIR_JOINS) joined.clear();
+    joined.set(key, before + bucket);
+    return null;
+  }
+  joined.delete(key);
   if (table.docs + most > table.capacity) return null;
   const docs = new Uint32Array(most);
   const costs = new Uint8Array(most);
