@@ -1,10 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Doc } from '../../src/engine/documents/primary-key.js';
 import { applyChanges, buildFromDocuments, postingOf, type IndexState } from '../../src/engine/fulltext/index-state.js';
 import { distinctDocs, type Posting } from '../../src/engine/fulltext/postings.js';
 import { patched } from '../../src/engine/fulltext/segment.js';
 import { SortedWords } from '../../src/engine/fulltext/word-table.js';
-import { KEPT_SCANS, type KeptScanTable } from '../../src/engine/search/match-table.js';
+import { KEPT_SCANS, MatchTable, type KeptScanTable } from '../../src/engine/search/match-table.js';
+import type { Unit } from '../../src/engine/search/derivations.js';
 import { KEPT_PAIR_COSTS, type KeptPairCostTable } from '../../src/engine/search/pair-proximity.js';
 import { mayDerive, typoDerivations } from '../../src/engine/search/typo-search.js';
 import { defaultSettings } from '../../src/engine/settings/settings.js';
@@ -216,6 +217,68 @@ describe('scans carried from state to state', () => {
       expect(ranked(state), `round ${round}`).toEqual(ranked(await fresh(docs)));
       // Each query was answered from a patched scan: kept anew, nothing pending.
       expect([...carried.entries.values()].filter((e) => e.pending === null).length, `round ${round}`).toBeGreaterThanOrEqual(queries.length);
+    }
+  });
+});
+
+describe('scans carried through an import', () => {
+  it('read only the documents a batch of new ones added, and rank as from scratch', async () => {
+    // Batches past CARRY_MAX_DOCS that only add documents, some with words new to the index
+    // (new short lists joining a prefix's union).
+    const r = rng(17);
+    const rnd = (n: number) => Math.floor(r() * n);
+    const thes = Array.from({ length: 30 }, (_, i) => `the${String.fromCharCode(97 + (i % 26))}${i}`);
+    const fill = ['lamp', 'river', 'stone', 'cloud'];
+    let fresher = 0;
+    const make = (i: number): Doc => {
+      const words = Array.from({ length: 10 + rnd(20) }, () => fill[rnd(fill.length)]!);
+      // Lists long enough to be kept (CACHED_SCAN_MIN_ENTRIES).
+      for (let k = 0; k < 4; k++) words.splice(rnd(words.length), 0, 'the');
+      if (i % 3 === 0) words.splice(rnd(words.length), 0, i >= 6000 && i % 9 === 0 ? `thenew${fresher++ % 40}` : thes[rnd(thes.length)]!);
+      return { id: i, title: words.slice(0, 3).join(' '), body: words.slice(3).join(' ') };
+    };
+    const docs = new Map<number, Doc>(Array.from({ length: 6000 }, (_, i) => [i, make(i)] as [number, Doc]));
+    let state = await fresh(docs);
+    const queries = ['the', 'lamp', 'river'];
+    const ranked = (s: IndexState) => queries.map((q) => {
+      const out = search(s, q, { offset: 0, limit: 40 });
+      return [out.candidates, ...out.hits.map((h) => [h.docid, h.score])];
+    });
+    // Entries each scan of a unit reads, by call.
+    const reads: number[] = [];
+    const proto = MatchTable.prototype as unknown as { scanUnit(u: Unit): void };
+    const scanUnit = proto.scanUnit;
+    const spy = vi.spyOn(proto, 'scanUnit').mockImplementation(function (this: { only: Uint32Array | null }, u: Unit) {
+      // Whole lists, not the entries of chosen documents (see fillFromPostings).
+      if (this.only === null) reads.push(u.sources.reduce((n, src) => n + src.posting.docs.length, 0));
+      return scanUnit.call(this, u);
+    });
+    try {
+      for (let round = 0; round < 3; round++) {
+        ranked(state);
+        const from = 6000 + round * 2000;
+        const changes: DocChange[] = [];
+        for (let d = from; d < from + 2000; d++) {
+          const doc = make(d);
+          changes.push({ docid: d, before: null, after: doc });
+          docs.set(d, doc);
+        }
+        const staged = await applyChanges(state, changes, new Yielder());
+        staged.commitTables();
+        state = staged.state;
+        const carried = state.memo.get(KEPT_SCANS) as KeptScanTable;
+        expect(carried.entries.size, `round ${round}`).toBeGreaterThanOrEqual(queries.length);
+        reads.length = 0;
+        const got = ranked(state);
+        const first = reads.slice();
+        // Each unit's scan read the new documents' entries, not the whole lists.
+        const whole = queries.map((q) => search(state, q).units[0]!.sources.reduce((n, src) => n + src.posting.docs.length, 0));
+        expect(first.length, `round ${round}`).toBeGreaterThanOrEqual(queries.length);
+        for (const n of first) expect(n, `round ${round}`).toBeLessThan(Math.min(...whole) / 2);
+        expect(got, `round ${round}`).toEqual(ranked(await fresh(docs)));
+      }
+    } finally {
+      spy.mockRestore();
     }
   });
 });

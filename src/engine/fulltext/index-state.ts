@@ -94,7 +94,7 @@ const FLIPPED_MAX = 128;
 
 /** What a batch that made `next` from `base` changed (see BatchDelta). */
 async function batchDelta(base: IndexState, next: IndexState, stage: WordStage, seg: Segment, removed: Uint32Array, yielder: Yielder): Promise<BatchDelta> {
-  // Only batches that carry caches get here (carriesCaches): their removed documents are few.
+  // Only batches that carry caches get here (carriesCaches, or none removed): their removed documents are few.
   const removedWords = new Set<number>();
   for (const d of removed) {
     const t = base.view.tokens(d);
@@ -128,12 +128,16 @@ const DISTINCT_KEYS = 'distinct:';
  * second to seconds in the first search after each batch).
  * Entries of the search layer carry themselves (CarriedMemo), told what the batch changed.
  */
-async function carryMemos(base: IndexState, next: IndexState, seg: Segment, delta: () => Promise<BatchDelta>, yielder: Yielder): Promise<void> {
+async function carryMemos(
+  base: IndexState, next: IndexState, seg: Segment, onlyAdded: boolean, delta: () => Promise<BatchDelta>, yielder: Yielder,
+): Promise<void> {
   let known: BatchDelta | null = null;
-  const small = carriesCaches(seg);
+  // A batch that only added documents leaves every kept entry true of the old ones, however
+  // large (an import's): the entries patch in the batch's documents.
+  const carried = carriesCaches(seg) || onlyAdded;
   for (const [key, value] of base.memo) {
     if (isCarried(value)) {
-      if (!small) continue;
+      if (!carried) continue;
       const kept = await value[CARRY]((known ??= await delta()), next, yielder);
       if (kept !== undefined) next.memo.set(key, kept);
       continue;
@@ -454,6 +458,6 @@ export async function applyChanges(base: IndexState, changes: readonly DocChange
   const sorted = await sortedWith(base.sorted, stage, yielder);
   const staged = assemble(p, sorted, view, seq, { put: [...put], removed, all: false, merged });
   const gone = Uint32Array.from(sortedChanges.filter((c) => base.view.ownerOf(c.docid) >= 0), (c) => c.docid);
-  await carryMemos(base, staged.state, seg, () => batchDelta(base, staged.state, stage, seg, gone, yielder), yielder);
+  await carryMemos(base, staged.state, seg, gone.length === 0, () => batchDelta(base, staged.state, stage, seg, gone, yielder), yielder);
   return staged;
 }

@@ -8,7 +8,7 @@ import { fieldWordCountIn, fieldWordTable, type IndexState } from '../fulltext/i
 import type { Source, Unit } from './derivations.js';
 import { WordUnitMap } from './word-map.js';
 import type { MatchBuffers, SearchScratch } from './scratch.js';
-import { distinctDocs, docRun, entryRanges, postingId, type Posting } from '../fulltext/postings.js';
+import { distinctDocs, EMPTY_POSTING, entryRanges, gallop, postingId, type Posting } from '../fulltext/postings.js';
 import { PendingTable, type PendingEntry } from './pending-entries.js';
 
 import {
@@ -77,25 +77,69 @@ function keptScan(state: IndexState, key: string): KeptScan | undefined {
   return e;
 }
 
-/** The entries of `p` for the documents `docs` (ascending, few: each is searched for). */
+/**
+ * The entries of `p` for the documents `docs` (ascending): a few a write changed, or the tens
+ * of thousands an import's batch added, whose entries then lie together at the list's end.
+ */
 function entriesFor(p: Posting, docs: Uint32Array): Posting {
-  const runs: number[] = [];
-  let at = 0;
-  let n = 0;
-  for (const d of docs) {
-    const run = docRun(p, d, at);
-    if (run === null) continue;
-    runs.push(run[0], run[1]);
-    n += run[1] - run[0];
-    at = run[1];
+  // Galloping from each document's run to the next (the list's distinct documents, which
+  // entryRanges reads, cost a pass over a common word's whole list).
+  const list = p.docs;
+  if (docs.length > 0 && docs[docs.length - 1]! - docs[0]! + 1 === docs.length) {
+    // Consecutive docids (an import's batch): one slice of the list.
+    const from = gallop(list, docs[0]!, 0);
+    const to = gallop(list, docs[docs.length - 1]! + 1, from);
+    if (from === to) return EMPTY_POSTING;
+    let ndocs = 0;
+    for (let i = from; i < to; i++) if (i === from || list[i] !== list[i - 1]) ndocs++;
+    return { docs: list.subarray(from, to), fps: p.fps.subarray(from, to), ndocs };
   }
-  const out = { docs: new Uint32Array(n), fps: new Uint32Array(n), ndocs: runs.length >> 1 };
-  for (let r = 0, k = 0; r < runs.length; r += 2) {
-    out.docs.set(p.docs.subarray(runs[r]!, runs[r + 1]!), k);
-    out.fps.set(p.fps.subarray(runs[r]!, runs[r + 1]!), k);
-    k += runs[r + 1]! - runs[r]!;
+  let runs: Uint32Array;
+  if (list.length <= docs.length) {
+    // A list shorter than the documents (a rare word of a prefix): its own documents are looked up.
+    runs = entryRanges(list, docs);
+  } else {
+    runs = new Uint32Array(2 * docs.length);
+    let k = 0;
+    for (let i = 0, at = 0; i < docs.length && at < list.length; i++) {
+      const d = docs[i]!;
+      at = gallop(list, d, at);
+      if (at >= list.length || list[at] !== d) continue;
+      runs[k++] = at;
+      while (at < list.length && list[at] === d) at++;
+      runs[k++] = at;
+    }
+    runs = runs.subarray(0, k);
+  }
+  const nr = runs.length >> 1;
+  if (nr === 0) return EMPTY_POSTING;
+  let n = 0;
+  let together = true;
+  for (let r = 0; r < runs.length; r += 2) {
+    n += runs[r + 1]! - runs[r]!;
+    if (r > 0 && runs[r] !== runs[r - 1]) together = false;
+  }
+  if (together) return { docs: list.subarray(runs[0]!, runs[2 * nr - 1]!), fps: p.fps.subarray(runs[0]!, runs[2 * nr - 1]!), ndocs: nr };
+  const out = { docs: new Uint32Array(n), fps: new Uint32Array(n), ndocs: nr };
+  for (let r = 0, k = 0; r < 2 * nr; r += 2) {
+    for (let i = runs[r]!, e = runs[r + 1]!; i < e; i++, k++) {
+      out.docs[k] = p.docs[i]!;
+      out.fps[k] = p.fps[i]!;
+    }
   }
   return out;
+}
+
+/** Whether every document of `list` (ascending, repeats together) is in `docs` (ascending). */
+function allAmong(list: Uint32Array, docs: Uint32Array): boolean {
+  let at = 0;
+  for (let i = 0; i < list.length; i++) {
+    const d = list[i]!;
+    if (i > 0 && list[i - 1] === d) continue;
+    at = gallop(docs, d, at);
+    if (at >= docs.length || docs[at] !== d) return false;
+  }
+  return list.length > 0;
 }
 
 /** Set in `mask` once a document's aggregates are filled. */
@@ -246,18 +290,27 @@ export class MatchTable {
     return key;
   }
 
-  /** The scan key of `u` with each list read as `listOf` says (itself, or its predecessor). */
-  private scanKeyWith(u: Unit, idOf: (p: Posting) => number): string | null {
+  /**
+   * The scan key of `u` with each list read as `idOf` says (itself, or its predecessor); a
+   * list it gives null for is left out, as if the unit did not read it.
+   */
+  private scanKeyWith(u: Unit, idOf: (p: Posting) => number | null): string | null {
     let entries = 0;
     for (const src of u.sources) entries += src.posting.docs.length;
     if (this.opts.admitted !== null || entries < CACHED_SCAN_MIN_ENTRIES) return null;
-    const parts: (string | number)[] = [u.qpos, u.qposEnd, u.end - u.start, u.baseTypo];
+    // One entry per list read, in list order: a scan does not depend on the order of its
+    // sources, nor on which short lists a union joined (a word's list joins and leaves the
+    // unions as batches change its length).
+    const read: [number, number][] = [];
     for (const src of u.sources) {
-      // A union of short lists is rebuilt by every state: its words' lists name it.
-      if (src.members) parts.push(src.members.lists.map(idOf).join('+'));
-      else parts.push(idOf(src.posting));
-      parts.push(src.typo, src.exact ? 1 : 0, src.prefixList ? 1 : 0);
+      const how = src.typo * 4 + (src.exact ? 2 : 0) + (src.prefixList ? 1 : 0);
+      for (const p of src.members?.lists ?? [src.posting]) {
+        const id = idOf(p);
+        if (id !== null) read.push([id, how]);
+      }
     }
+    read.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const parts: (string | number)[] = [u.qpos, u.qposEnd, u.end - u.start, u.baseTypo, read.join(';')];
     return `${parts.join(',')}|${this.opts.weights.join(',')}|${this.opts.rankWeights?.join(',') ?? ''}|${this.opts.exactFields.join(',')}`;
   }
 
@@ -318,7 +371,11 @@ export class MatchTable {
    */
   private patchScan(u: Unit): boolean {
     const view = this.state.view;
-    const before = this.scanKeyWith(u, (p) => view.predecessorOf(p) ?? postingId(p));
+    // A list with no predecessor whose every document came with the last batch (a word new
+    // to the index, such as a prefix's new derivation) was not read by the kept scan; every
+    // entry carried through that batch waits to scan those documents again anyway.
+    const fresh = scanTable(this.state).touched;
+    const before = this.scanKeyWith(u, (p) => view.predecessorOf(p) ?? (fresh !== null && allAmong(p.docs, fresh) ? null : postingId(p)));
     if (before === null || before === this.unitScanKey(u)) return false;
     const kept = scanTable(this.state).entries.get(before);
     if (!kept || kept.pending === null) return false;

@@ -5,7 +5,10 @@ import { CARRY, type BatchDelta, type CarriedMemo, type IndexState } from '../fu
 import { unionSorted } from '../fulltext/postings.js';
 import type { Yielder } from '../../util/yielder.js';
 
-/** Documents batches changed that a carried entry can wait to recompute: past them it is dropped. */
+/**
+ * Documents batches changed that a carried entry can wait to recompute: past them (and past
+ * the entry's own documents, which recomputing it whole would read) it is dropped.
+ */
 const MAX_PENDING = 4096;
 
 export interface PendingEntry {
@@ -24,12 +27,15 @@ export class PendingTable<E extends PendingEntry & { docs: Uint32Array }> implem
   entries = new Map<string, E>();
   /** Documents held over all entries. */
   docs = 0;
+  /** The documents the batch that made this state changed (null for the first state): every carried entry waits for them. */
+  touched: Uint32Array | null = null;
 
   constructor(readonly capacity: number) {}
 
   async [CARRY](delta: BatchDelta, _next: IndexState, yielder: Yielder): Promise<PendingTable<E>> {
     const out = new PendingTable<E>(this.capacity);
-    out.entries = await carryPending(this.entries, delta, yielder);
+    out.touched = touchedBy(delta);
+    out.entries = await carryPending(this.entries, out.touched, yielder);
     for (const e of out.entries.values()) out.docs += e.docs.length;
     return out;
   }
@@ -39,15 +45,18 @@ export class PendingTable<E extends PendingEntry & { docs: Uint32Array }> implem
  * The entries a search read while their state was published, each with the documents the
  * batch added, replaced or deleted joined to those it was waiting for.
  */
-async function carryPending<E extends PendingEntry>(entries: Map<string, E>, delta: BatchDelta, yielder: Yielder): Promise<Map<string, E>> {
-  const touched = unionSorted(delta.removed, delta.segment.docs);
+function touchedBy(delta: BatchDelta): Uint32Array {
+  return unionSorted(delta.removed, delta.segment.docs);
+}
+
+async function carryPending<E extends PendingEntry & { docs: Uint32Array }>(entries: Map<string, E>, touched: Uint32Array, yielder: Yielder): Promise<Map<string, E>> {
   const out = new Map<string, E>();
   let n = 0;
   for (const [key, e] of entries) {
     if ((++n & 255) === 0) await yielder.maybe();
     if (!e.used) continue;
     const pending = e.pending === null ? touched : unionSorted(e.pending, touched);
-    if (pending.length > MAX_PENDING) continue;
+    if (pending.length > MAX_PENDING && pending.length > e.docs.length) continue;
     out.set(key, { ...e, pending: pending.length > 0 ? pending : null, used: false });
   }
   return out;
