@@ -82,8 +82,6 @@ function keptScan(state: IndexState, key: string): KeptScan | undefined {
  * of thousands an import's batch added, whose entries then lie together at the list's end.
  */
 function entriesFor(p: Posting, docs: Uint32Array): Posting {
-  // Galloping from each document's run to the next (the list's distinct documents, which
-  // entryRanges reads, cost a pass over a common word's whole list).
   const list = p.docs;
   if (docs.length > 0 && docs[docs.length - 1]! - docs[0]! + 1 === docs.length) {
     // Consecutive docids (an import's batch): one slice of the list.
@@ -99,6 +97,8 @@ function entriesFor(p: Posting, docs: Uint32Array): Posting {
     // A list shorter than the documents (a rare word of a prefix): its own documents are looked up.
     runs = entryRanges(list, docs);
   } else {
+    // Galloping from each document's run to the next (the list's distinct documents, which
+    // entryRanges reads, cost a pass over a common word's whole list).
     runs = new Uint32Array(2 * docs.length);
     let k = 0;
     for (let i = 0, at = 0; i < docs.length && at < list.length; i++) {
