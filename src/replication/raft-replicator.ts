@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, dirname, basename } from 'node:path';
 import type { Options } from '../config/options.js';
 import type { KvStore } from '../store/kv.js';
-import { encodeCommand, decodeCommand, type Command } from '../tasks/command.js';
+import { encodeCommandInTurns, decodeCommand, type Command } from '../tasks/command.js';
 import type { ApplyResult, TaskStateMachine } from '../tasks/state-machine.js';
 import {
   ProposalError,
@@ -17,6 +17,7 @@ import {
 } from '../raft/core/index.js';
 import { RaftDriver, type RaftTransport } from '../raft/driver.js';
 import { RaftLogStore } from '../raft/log-store.js';
+import { Yielder } from '../util/yielder.js';
 import { GrpcTransport, type TlsOptions } from '../raft/transport/grpc-transport.js';
 import { AmbiguousError, ClusterPeers, NotAppendedError } from './cluster-peers.js';
 import { registerClusterService } from './cluster-service.js';
@@ -78,6 +79,8 @@ export class RaftReplicator implements Replicator {
   membership!: Membership;
   removed = false;
   private rejoining = false;
+  /** The last command's encoding: each waits for the one before, so commands are proposed in the order they came. */
+  private encoding: Promise<unknown> = Promise.resolve();
   private readonly pending = new PendingProposals();
   private readonly appliedWaiters = new Set<() => void>();
   private reads: ReadIndexer | null = null;
@@ -442,7 +445,10 @@ export class RaftReplicator implements Replicator {
 
   async propose(cmd: Command): Promise<ApplyResult> {
     if (this.removed) throw removedError();
-    const data = encodeCommand(cmd);
+    // Encoded in turns (a batch of documents is megabytes to copy), one command after another.
+    const encoded = this.encoding.then(() => encodeCommandInTurns(cmd, new Yielder()));
+    this.encoding = encoded.catch(() => undefined);
+    const data = await encoded;
     const deadline = Date.now() + this.writeTimeoutMs;
     for (;;) {
       const left = Math.max(1, deadline - Date.now());

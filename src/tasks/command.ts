@@ -1,6 +1,8 @@
 import type { TaskNetwork, TaskSpec } from './task.js';
 import type { ResumeOutcome } from '../engine/apply/types.js';
 import type { Authority } from '../util/request-context.js';
+import { withHeadroom } from '../util/headroom.js';
+import type { Yielder } from '../util/yielder.js';
 
 /** What goes into the replicated log. Applying the same commands in order gives the same state. */
 export type Command =
@@ -27,11 +29,37 @@ export type Command =
 
 /** Header JSON, then the raw payload bytes: documents are not re-encoded on their way through the log. */
 export function encodeCommand(cmd: Command): Buffer {
+  const { out, payload, at } = layout(cmd);
+  if (payload) out.set(payload, at);
+  return out;
+}
+
+/** Payload bytes copied between two looks at the clock (see encodeCommandInTurns). */
+const COPY_STEP = 1 << 20;
+
+/**
+ * The same, giving the event loop turns while the payload is copied: an import's batch of
+ * 12 MiB copied at once onto fresh memory held the thread 50-85 ms.
+ */
+export async function encodeCommandInTurns(cmd: Command, yielder: Yielder): Promise<Buffer> {
+  const { out, payload, at } = layout(cmd);
+  if (!payload) return out;
+  for (let i = 0; i < payload.length; i += COPY_STEP) {
+    out.set(payload.subarray(i, Math.min(payload.length, i + COPY_STEP)), at + i);
+    await yielder.maybe();
+  }
+  return out;
+}
+
+/** The command's buffer with its header written, and where its payload goes. */
+function layout(cmd: Command): { out: Buffer; payload: Buffer | undefined; at: number } {
   const payload = cmd.kind === 'enqueue' ? cmd.payload : undefined;
   const header = Buffer.from(JSON.stringify(cmd.kind === 'enqueue' ? { ...cmd, payload: undefined } : cmd));
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(header.length);
-  return Buffer.concat(payload ? [len, header, payload] : [len, header]);
+  // With room in front for the log's entry header (see util/headroom.ts).
+  const out = withHeadroom(4 + header.length + (payload?.length ?? 0));
+  out.writeUInt32BE(header.length, 0);
+  header.copy(out, 4);
+  return { out, payload, at: 4 + header.length };
 }
 
 export function decodeCommand(buf: Buffer | Uint8Array): Command {
