@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, dirname, basename } from 'node:path';
 import type { Options } from '../config/options.js';
 import type { KvStore } from '../store/kv.js';
-import { encodeCommandInTurns, decodeCommand, type Command } from '../tasks/command.js';
+import { encodeCommand, decodeCommand, type Command } from '../tasks/command.js';
 import type { ApplyResult, TaskStateMachine } from '../tasks/state-machine.js';
 import {
   ProposalError,
@@ -17,7 +17,6 @@ import {
 } from '../raft/core/index.js';
 import { RaftDriver, type RaftTransport } from '../raft/driver.js';
 import { RaftLogStore } from '../raft/log-store.js';
-import { Yielder } from '../util/yielder.js';
 import { GrpcTransport, type TlsOptions } from '../raft/transport/grpc-transport.js';
 import { AmbiguousError, ClusterPeers, NotAppendedError } from './cluster-peers.js';
 import { registerClusterService } from './cluster-service.js';
@@ -446,7 +445,7 @@ export class RaftReplicator implements Replicator {
   async propose(cmd: Command): Promise<ApplyResult> {
     if (this.removed) throw removedError();
     // Encoded in turns (a batch of documents is megabytes to copy), one command after another.
-    const encoded = this.encoding.then(() => encodeCommandInTurns(cmd, new Yielder()));
+    const encoded = this.encoding.then(() => encodeCommand(cmd));
     this.encoding = encoded.catch(() => undefined);
     const data = await encoded;
     const deadline = Date.now() + this.writeTimeoutMs;

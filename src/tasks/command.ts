@@ -2,7 +2,7 @@ import type { TaskNetwork, TaskSpec } from './task.js';
 import type { ResumeOutcome } from '../engine/apply/types.js';
 import type { Authority } from '../util/request-context.js';
 import { withHeadroom } from '../util/headroom.js';
-import type { Yielder } from '../util/yielder.js';
+import { Yielder } from '../util/yielder.js';
 
 /** What goes into the replicated log. Applying the same commands in order gives the same state. */
 export type Command =
@@ -27,21 +27,15 @@ export type Command =
   | { kind: 'resume'; taskUid: number; startedAt: number; outcome: ResumeOutcome }
   | { kind: 'noop' };
 
-/** Header JSON, then the raw payload bytes: documents are not re-encoded on their way through the log. */
-export function encodeCommand(cmd: Command): Buffer {
-  const { out, payload, at } = layout(cmd);
-  if (payload) out.set(payload, at);
-  return out;
-}
-
-/** Payload bytes copied between two looks at the clock (see encodeCommandInTurns). */
+/** Payload bytes copied between two looks at the clock. */
 const COPY_STEP = 1 << 20;
 
 /**
- * The same, giving the event loop turns while the payload is copied: an import's batch of
- * 12 MiB copied at once onto fresh memory held the thread 50-85 ms.
+ * Header JSON, then the raw payload bytes: documents are not re-encoded on their way through
+ * the log. The payload is copied a MiB at a time, giving the event loop turns: an import's
+ * batch of 12 MiB copied at once onto fresh memory held the thread 50-85 ms.
  */
-export async function encodeCommandInTurns(cmd: Command, yielder: Yielder): Promise<Buffer> {
+export async function encodeCommand(cmd: Command, yielder: Yielder = new Yielder()): Promise<Buffer> {
   const { out, payload, at } = layout(cmd);
   if (!payload) return out;
   for (let i = 0; i < payload.length; i += COPY_STEP) {

@@ -14,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('raft log store', () => {
   it('reads back every entry as staged, with or without room for its header', async () => {
-    const proposed = encodeCommand({ kind: 'enqueue', payload: Buffer.from('x'.repeat(70_000)) } as never);
+    const proposed = await encodeCommand({ kind: 'enqueue', payload: Buffer.from('x'.repeat(70_000)) } as never);
     const copy = Buffer.from(proposed);
     const entries = [
       { index: 1, term: 3, type: 'normal' as const, data: proposed },

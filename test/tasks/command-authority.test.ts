@@ -104,7 +104,7 @@ it('refuses a config command in the name of a deleted key, and applies none of i
 
 it('keeps the authority through the log encoding, and the refusal through a forwarded answer', async () => {
   const cmd = addDocs(7, byA);
-  expect(decodeCommand(encodeCommand(cmd))).toMatchObject({ kind: 'enqueue', authority: byA });
+  expect(decodeCommand(await encodeCommand(cmd))).toMatchObject({ kind: 'enqueue', authority: byA });
   const refusal = { kind: 'refused' as const, error: new ApiError('invalid_api_key', 'The provided API key is invalid.') };
   const { resultJson, errorJson } = encodeResult(refusal);
   const back = decodeResult(resultJson, errorJson);

@@ -199,10 +199,10 @@ describe('cancelations and deletions on nodes at different points of their work'
       });
       const shown: string[] = [];
       for (const n of [node, other]) {
-        await n.apply(decodeCommand(encodeCommand(add('big', true))));
+        await n.apply(decodeCommand(await encodeCommand(add('big', true))));
         // A payload whose task does not say it holds big integers (one logged before they were
         // kept) reads as plain JSON, as it did then: 2^53 + 1 rounds to 2^53, not an id.
-        await n.apply(decodeCommand(encodeCommand(add('older', false))));
+        await n.apply(decodeCommand(await encodeCommand(add('older', false))));
         await n.apply({ kind: 'batch', startedAt: 2, taskUids: [0], reason: 'test' });
         await n.apply({ kind: 'batch', startedAt: 3, taskUids: [1], reason: 'test' });
         await n.run();
@@ -252,7 +252,7 @@ describe('cancelations and deletions on nodes at different points of their work'
       await apply(log[4]!);
       await apply(log[5]!);
       await node.run();
-      for (const cmd of log) await other.apply(decodeCommand(encodeCommand(cmd)));
+      for (const cmd of log) await other.apply(decodeCommand(await encodeCommand(cmd)));
       await other.run();
       const kept = docs.filter((d) => shardOf(['s1', 's2'], String(d.id)) === 's1').length;
       for (const n of [node, other]) {

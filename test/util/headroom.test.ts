@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { claimHeadroom, HEADROOM, withHeadroom } from '../../src/util/headroom.js';
-import { decodeCommand, encodeCommand, encodeCommandInTurns } from '../../src/tasks/command.js';
+import { decodeCommand, encodeCommand } from '../../src/tasks/command.js';
 import { Yielder } from '../../src/util/yielder.js';
 
 describe('headroom', () => {
@@ -27,21 +27,22 @@ describe('headroom', () => {
     expect(claimHeadroom(b, HEADROOM)).not.toBeNull();
   });
 
-  it('carries encoded commands, which decode as before', () => {
+  it('carries encoded commands, which decode as before', async () => {
     const payload = Buffer.from('{"id":1}\n{"id":2}');
-    const data = encodeCommand({ kind: 'noop' } as never);
+    const data = await encodeCommand({ kind: 'noop' } as never);
     expect(decodeCommand(data)).toEqual({ kind: 'noop' });
-    const cmd = decodeCommand(encodeCommand({ kind: 'enqueue', payload } as never)) as unknown as { payload: Buffer };
+    const cmd = decodeCommand(await encodeCommand({ kind: 'enqueue', payload } as never)) as unknown as { payload: Buffer };
     expect(cmd.payload.toString()).toBe(payload.toString());
-    expect(claimHeadroom(encodeCommand({ kind: 'noop' } as never), 9)).not.toBeNull();
+    expect(claimHeadroom(await encodeCommand({ kind: 'noop' } as never), 9)).not.toBeNull();
   });
 
   it('encodes a command in turns to the same bytes as at once', async () => {
     const payload = Buffer.alloc(3 * 1024 * 1024 + 17);
     for (let i = 0; i < payload.length; i++) payload[i] = (i * 31) & 0xff;
     const cmd = { kind: 'enqueue', enqueuedAt: 5, spec: { type: 'documentAdditionOrUpdate' }, payload } as never;
-    const inTurns = await encodeCommandInTurns(cmd, new Yielder(0));
-    expect(Buffer.compare(inTurns, encodeCommand(cmd))).toBe(0);
+    // A turn after every step, against none at all.
+    const inTurns = await encodeCommand(cmd, new Yielder(0));
+    expect(Buffer.compare(inTurns, await encodeCommand(cmd, new Yielder(Infinity)))).toBe(0);
     expect(claimHeadroom(inTurns, 9)).not.toBeNull();
   });
 });
