@@ -49,12 +49,21 @@ function exactAttribute(ctx: RankingContext, d: number, level: Level): number {
   for (const fp of occ.exact[first.id] ?? []) {
     if ((fp & 0xffff) !== first.qpos) continue;
     const f = fp >>> 16;
-    const all = terms.every((u) => (occ.exact[u.id] ?? []).includes(((f << 16) | u.qpos) >>> 0));
-    if (!all) continue;
+    if (!allAtQueryPositions(occ, terms, f)) continue;
     if (fieldWordCountIn(ctx.state, fieldWordTable(ctx.state, f), f, d) === positions) return 0;
     best = 1;
   }
   return best;
+}
+
+/**
+ * Whether every term's exact word sits at its query position in field `f`. A loop, not a
+ * closure: exactAttribute runs once per document, and a closure over its locals made V8
+ * allocate a context on every call.
+ */
+function allAtQueryPositions(occ: ReturnType<RankingContext['occurrences']>, terms: readonly Unit[], f: number): boolean {
+  for (const u of terms) if (!(occ.exact[u.id] ?? []).includes(((f << 16) | u.qpos) >>> 0)) return false;
+  return true;
 }
 
 function exactWordsCost(ctx: RankingContext, d: number, level: Level): number {
@@ -65,6 +74,11 @@ function exactWordsCost(ctx: RankingContext, d: number, level: Level): number {
     for (let i = 0; i < simple.length; i++) if ((table.exactAt(d, simple[i]!) & EXACT_PRESENT) === 0) missing++;
     return missing;
   }
+  return tiledExactWordsCost(table, level, d);
+}
+
+/** Apart from exactWordsCost: closures over its arguments there made V8 allocate a context on every call. */
+function tiledExactWordsCost(table: NonNullable<RankingContext['table']>, level: Level, d: number): number {
   const words = (u: { start: number; end: number }) => u.end - u.start + 1;
   const c = bestTiling(level, (u) => {
     if (table.typoAt(d, u.id) === NO_TYPO) return Infinity;

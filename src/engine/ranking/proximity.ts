@@ -45,8 +45,8 @@ export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<number,
   const mask = ctx.table!.unitsOf(d);
   const simple = simpleFor(level, mask);
   if (simple !== null) {
-    // One tiling: the sum of its pairs. No closures here: a bucket of every document of the
-    // index comes through this path once per document.
+    // One tiling: the sum of its pairs. No closures in this function: a bucket of every
+    // document of the index comes through this path once per document.
     let occ: Occurrences | null = null;
     let sum = 0;
     for (let i = 1; i < simple.length; i++) {
@@ -59,6 +59,14 @@ export function proximityCost(ctx: RankingContext, d: number, bulk?: Map<number,
     }
     return sum;
   }
+  return chainedProximityCost(ctx, d, level, mask, bulk);
+}
+
+/**
+ * Apart from proximityCost, which runs once per document of a bucket: closures over its
+ * arguments there made V8 allocate a context on every call, simple tiling or not.
+ */
+function chainedProximityCost(ctx: RankingContext, d: number, level: Level, mask: number, bulk: Map<number, Uint8Array | null> | undefined): number {
   let found: Occurrences | null = null;
   const pairOf = (prev: Unit, next: Unit): number => {
     const pre = bulk?.get(pairKey(prev, next));

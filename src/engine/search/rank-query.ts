@@ -226,13 +226,19 @@ class Context implements RankingContext {
       return v < 0 ? null : this.levels[v]!;
     }
     let l = this.levelCache.get(mask);
-    if (l === undefined) {
-      l = this.levels.find((lv) => tiles(lv, mask)) ?? null;
-      this.levelCache.set(mask, l);
-    }
+    if (l === undefined) this.levelCache.set(mask, (l = this.firstTiled(mask)));
     this.fastKeys[h] = mask;
     this.fastVals[h] = l ? l.index : -1;
     return l;
+  }
+
+  /**
+   * The first level whose units the mask tiles. Apart from levelFor, which runs once per
+   * candidate: a closure over its argument there made V8 allocate a context on every call,
+   * 0.75 MB per three-word search of the longdocs dictionary (a scavenge every dozen).
+   */
+  private firstTiled(mask: number): Level | null {
+    return this.levels.find((lv) => tiles(lv, mask)) ?? null;
   }
 
   /** Level index per docid for the candidates, filled by `candidates()`. */
