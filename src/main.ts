@@ -2,6 +2,7 @@
 import { OptionsError, parseOptions, usage } from './config/options.js';
 import { startNode } from './server/node.js';
 import { banner } from './banner.js';
+import { tuneGarbageCollection } from './util/gc-tuning.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  tuneGarbageCollection();
   const node = await startNode(options);
   // Readable logs start with the banner a person looks for; log shippers get the same in one JSON line.
   if (options.logsMode === 'human') process.stdout.write(banner(options, node.url));
