@@ -7,7 +7,7 @@
 
 import { bestTiling, simpleFor, type Level } from '../search/levels.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
-import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
+import { singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 /** Position costs stay below this, so one integer carries both parts. */
 const RADIX = 1024;
@@ -68,7 +68,9 @@ export const attributeRule: RankingRule = {
       for (let i = 0; i < docs.length; i++) out[i] = t.attributeCostAt(docs[i]!, u, RADIX);
       return out;
     }
-    return mapCosts(ctx, docs, (d) => costOf(ctx, d));
+    const out = ctx.scratch.ints(docs.length);
+    for (let i = 0; i < docs.length; i++) out[i] = costOf(ctx, docs[i]!);
+    return out;
   },
   ranks(ctx, d, cost) {
     return ranksOf(ctx, d, cost);

@@ -7,7 +7,7 @@ import { bestTiling, simpleFor, type Level } from '../search/levels.js';
 import type { Unit } from '../search/derivations.js';
 import { EXACT_AT_START, EXACT_PRESENT, EXACT_WHOLE_FIELD, NO_TYPO } from '../search/match-table.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
-import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
+import { singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 const RADIX = 1024;
 const MATCH_TYPES = ['exactMatch', 'matchesStart', 'noExactMatch'] as const;
@@ -115,10 +115,13 @@ export const exactnessRule: RankingRule = {
       }
       return out;
     }
-    return mapCosts(ctx, docs, (d) => {
+    const out = ctx.scratch.ints(docs.length);
+    for (let i = 0; i < docs.length; i++) {
+      const d = docs[i]!;
       const level = ctx.levelOf(d);
-      return exactAttribute(ctx, d, level) * RADIX + exactWordsCost(ctx, d, level);
-    });
+      out[i] = exactAttribute(ctx, d, level) * RADIX + exactWordsCost(ctx, d, level);
+    }
+    return out;
   },
   ranks(ctx, d, cost) {
     return ranksOf(ctx, d, cost);

@@ -8,7 +8,7 @@ import type { Unit } from '../search/derivations.js';
 import { bestChain, simpleFor, tilingProximityMax, type Level } from '../search/levels.js';
 import { closestPair, MAX_PAIR_COST } from '../search/pair-proximity.js';
 import { localScore, rankFromCost } from './rank.js';
-import { mapCosts, PENDING, singleUnit, type RankingContext, type RankingRule } from './rule.js';
+import { PENDING, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 
 function extraWords(u: Unit): number {
@@ -81,6 +81,13 @@ function chainedProximityCost(ctx: RankingContext, d: number, level: Level, mask
   return Number.isFinite(c) ? c : 0;
 }
 
+/** proximityCost of each document (a loop of this rule's own: see mapCosts). */
+function proximityCosts(ctx: RankingContext, docs: Uint32Array, bulk: Map<number, Uint8Array | null> | undefined): Int32Array {
+  const out = ctx.scratch.ints(docs.length);
+  for (let i = 0; i < docs.length; i++) out[i] = proximityCost(ctx, docs[i]!, bulk);
+  return out;
+}
+
 /** Buckets from which the proximity rule reads its pairs in stages (partialCosts). */
 const STAGED_DOCS = 1024;
 /** Staged only when the first pair's bound leaves at most 1/SELECTIVE of the bucket at its lowest. */
@@ -127,7 +134,7 @@ export const proximityRule: RankingRule = {
       bulk = new Map();
       for (const [a, b] of levelPairs(level)) bulk.set(pairKey(a, b), ctx.pairCosts(a, b, docs));
     }
-    return mapCosts(ctx, docs, (d) => proximityCost(ctx, d, bulk));
+    return proximityCosts(ctx, docs, bulk);
   },
   partialCosts(ctx, docs, need) {
     if (docs.length < STAGED_DOCS || need * 4 > docs.length || singleUnit(ctx, docs)) return null;
@@ -149,7 +156,7 @@ export const proximityRule: RankingRule = {
     const zero = new Uint8Array(first.length);
     const bound = new Map<number, Uint8Array | null>(pairs.map(([a, b]) => [pairKey(a, b), zero]));
     bound.set(pairKey(a0, b0), first);
-    const lower = mapCosts(ctx, docs, (d) => proximityCost(ctx, d, bound));
+    const lower = proximityCosts(ctx, docs, bound);
     // A bound that leaves many documents at its lowest value leaves the other pairs to read
     // for most of the bucket anyway (and a prefix's derivations cost nearly as much for a
     // part of it as for all of it): every cost is then computed at once, this pair read.
@@ -191,7 +198,7 @@ export const proximityRule: RankingRule = {
       costs,
       rest: (pending) => {
         const exact = read(pending);
-        return mapCosts(ctx, pending, (d) => proximityCost(ctx, d, exact));
+        return proximityCosts(ctx, pending, exact);
       },
     };
   },

@@ -108,7 +108,12 @@ export function singleUnit(ctx: RankingContext, docs: Uint32Array): { unit: numb
   return null;
 }
 
-/** Costs of the rule for each document, computed one by one. */
+/**
+ * Costs of the rule for each document, computed one by one: for paths taken rarely. A
+ * rule's main cost pass keeps a loop of its own, where V8 inlines that rule's cost function;
+ * through this one call site, shared by every rule, it stays a call per document (11% of a
+ * search whose 400,000 candidates tie on every rule).
+ */
 export function mapCosts(ctx: RankingContext, docs: Uint32Array, cost: (d: number) => number): Int32Array {
   const out = ctx.scratch.ints(docs.length);
   for (let i = 0; i < docs.length; i++) out[i] = cost(docs[i]!);

@@ -31,7 +31,7 @@ const MISSING_PARTIAL = MISSING_RANK - 1;
  */
 function partialSortCosts(ctx: RankingContext, docs: Uint32Array, need: number, rank: Int32Array): PartialCosts | null {
   if (docs.length < PARTIAL_SORT_DOCS || need * 8 > docs.length) return null;
-  const costs = mapCosts(ctx, docs, (d) => rankAt(rank, d));
+  const costs = rankCosts(ctx, docs, rank);
   let max = 0;
   for (let i = 0; i < costs.length; i++) if (costs[i]! !== MISSING_RANK && costs[i]! > max) max = costs[i]!;
   let shift = 0;
@@ -59,6 +59,13 @@ function rankAt(rank: Int32Array, d: number): number {
   return d < rank.length ? rank[d]! : MISSING_RANK;
 }
 
+/** rankAt of each document (a loop of this rule's own: see mapCosts). */
+function rankCosts(ctx: RankingContext, docs: Uint32Array, rank: Int32Array): Int32Array {
+  const out = ctx.scratch.ints(docs.length);
+  for (let i = 0; i < docs.length; i++) out[i] = rankAt(rank, docs[i]!);
+  return out;
+}
+
 /**
  * A sort rule over `field`. `columnOf` gives the order from elsewhere (the facet index,
  * which holds it far cheaper than the records); without it, or where it gives none, the
@@ -73,7 +80,7 @@ export function sortRule(field: string, ascending: boolean, columnOf?: () => Sor
     usesMatches: false,
     costs(ctx, docs) {
       const rank = column(ctx.state).rank;
-      return mapCosts(ctx, docs, (d) => rankAt(rank, d));
+      return rankCosts(ctx, docs, rank);
     },
     partialCosts(ctx, docs, need) {
       return partialSortCosts(ctx, docs, need, column(ctx.state).rank);

@@ -8,7 +8,7 @@ import type { Unit } from '../search/derivations.js';
 import { bestTiling, simpleFor, type Level } from '../search/levels.js';
 import { NO_TYPO } from '../search/match-table.js';
 import { localScore, rankFromCost } from './rank.js';
-import { mapCosts, singleUnit, type RankingContext, type RankingRule } from './rule.js';
+import { singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 export function typoCost(ctx: RankingContext, d: number): number {
   const table = ctx.table!;
@@ -70,7 +70,9 @@ export const typoRule: RankingRule = {
       }
       return out;
     }
-    return mapCosts(ctx, docs, (d) => typoCost(ctx, d));
+    const out = ctx.scratch.ints(docs.length);
+    for (let i = 0; i < docs.length; i++) out[i] = typoCost(ctx, docs[i]!);
+    return out;
   },
   ranks(ctx, d, cost, paths) {
     return [rankFromCost(cost, maxTypo(ctx, ctx.levelOf(d), paths))];
