@@ -221,7 +221,7 @@ export class MatchTable {
         for (const u of units) if (u.start !== 0) this.maskUnit(u, true);
       } else for (const u of units) this.maskUnit(u, false);
       this.collect();
-      if (keptKey !== null) this.keep(keptKey, this.docs, this.slotsOf(this.docs, this.units[0]!));
+      if (keptKey !== null && this.roomFor(this.docs.length)) this.keep(keptKey, this.docs, this.slotsOf(this.docs, this.units[0]!));
     } catch (e) {
       this.release();
       throw e;
@@ -340,9 +340,19 @@ export class MatchTable {
    */
   private keep(key: string, docs: Uint32Array, values: Uint32Array): void {
     const table = scanTable(this.state);
-    if (table.docs + docs.length > table.capacity) return;
+    if (!this.roomFor(docs.length)) return;
     table.docs += docs.length;
     table.entries.set(key, { docs, values, pending: null, used: true });
+  }
+
+  /**
+   * Whether the state's kept scans have room for `n` more documents: asked before a scan's
+   * documents and slots are copied out for keep (a third of a 1-2-letter prefix search at
+   * 300,000 documents once the room was spent).
+   */
+  private roomFor(n: number): boolean {
+    const table = scanTable(this.state);
+    return table.docs + n <= table.capacity;
   }
 
   /** Writes a kept scan's slots of unit `u`, but for the documents `skip` (ascending). */
@@ -396,7 +406,7 @@ export class MatchTable {
     if (kept !== undefined) return this.replayUnit(u, kept, null);
     if (key === null || !this.patchScan(u)) this.scanUnit(u);
     // A table of one unit keeps its scan once its documents are collected (constructor).
-    if (key === null || this.units.length === 1) return;
+    if (key === null || this.units.length === 1 || !this.roomFor(1)) return;
     // The unit's slots the scan filled: every document of its lists the query's fields keep.
     const { mask, agg, blocks, U } = this;
     const bit = (1 << u.id) >>> 0;
@@ -406,6 +416,7 @@ export class MatchTable {
     for (let i = 0; i < nb; i++) {
       for (let b = blocks[i]!; b !== 0; b = (b ^ (b & -b)) >>> 0) if (filled((i << 5) + 31 - Math.clz32(b & -b))) n++;
     }
+    if (!this.roomFor(n)) return;
     const docs = new Uint32Array(n);
     n = 0;
     for (let i = 0; i < nb; i++) {
