@@ -189,6 +189,19 @@ describe('records', () => {
     const records = await expectLaidRecords([...bs.docids].map((d) => recordOf(bs, d)!));
     expect(records.length).toBeGreaterThan(32 << 20);
   });
+
+  it('laid whole from pieces sized for a small batch, records larger than their share included', async () => {
+    // One record past the first piece (64 KiB), then records of 5 KB each, more than the
+    // 1 KiB per record a piece is sized for: the piece grows, then the next is sized for the rest.
+    const one: Doc[] = [{ id: 0, title: 'alone', blob: 'z'.repeat(200_000) }];
+    const os = await buildIndex(one, { searchableAttributes: ['title'], filterableAttributes: ['blob'] });
+    const alone = await expectLaidRecords([...os.docids].map((d) => recordOf(os, d)!));
+    expect(alone.length).toBeGreaterThan(64 << 10);
+    const few: Doc[] = Array.from({ length: 40 }, (_, i) => ({ id: i, title: `f${i}`, blob: `${i}:${'c'.repeat(5_000)}` }));
+    const fs = await buildIndex(few, { searchableAttributes: ['title'], filterableAttributes: ['blob'] });
+    const laid = await expectLaidRecords([...fs.docids].map((d) => recordOf(fs, d)!));
+    expect(laid.length).toBeGreaterThan(40 * 5_000);
+  });
 });
 
 describe('persistence', () => {

@@ -205,6 +205,14 @@ function writeRecord(rec: DocRecord, sink: Sink, at: number): number {
  * and given back to the system when freed instead of fragmenting the heap.
  */
 const PIECE = (32 << 20) + 4096;
+/**
+ * A piece holds this much per record left to write (grown if a record needs more), at least
+ * PIECE_MIN: V8 counts a piece's whole size as external memory however little of it is
+ * written, and a 32 MiB piece per single-document write set off a scavenge or a mark-compact
+ * for each (18 ms of a 50 ms write on the longdocs dictionary).
+ */
+const PIECE_PER_RECORD = 1024;
+const PIECE_MIN = 64 << 10;
 
 /**
  * Records encoded one after another into one array, with where each starts: a segment's
@@ -219,14 +227,17 @@ export async function encodeRecords(
 ): Promise<{ recordOffsets: Uint32Array; records: Uint8Array }> {
   const recordOffsets = new Uint32Array(n + 1);
   const pieces: Uint8Array[] = [];
-  let sink = new Sink(new Uint8Array(PIECE));
+  // Sized for the records left to write, up to PIECE.
+  const piece = (left: number): Sink => new Sink(new Uint8Array(Math.min(PIECE, Math.max(PIECE_MIN, left * PIECE_PER_RECORD))));
+  let sink = piece(n);
   let base = 0;
   let at = 0;
   for (let i = 0; i < n; i++) {
-    if (PIECE - at < PIECE / 64) {
+    const size = sink.bytes.length;
+    if (size - at < size / 64) {
       pieces.push(sink.bytes.subarray(0, at));
       base += at;
-      sink = new Sink(new Uint8Array(PIECE));
+      sink = piece(n - i);
       at = 0;
     }
     at = writeRecord(recordAt(i), sink, at);

@@ -426,7 +426,9 @@ export async function applyChanges(base: IndexState, changes: readonly DocChange
     prefixes: base.prefixes,
     pstage,
   };
-  const ctx = { names: p.names, rules: base.rules, tokenizer: p.tokenizer, words: stage, keepValue: valuePredicate(base.settings), slab: new Slab(1 << 16) };
+  // Blocks sized to the batch: a write of one document does not set aside 256 KiB.
+  const slab = new Slab(Math.min(1 << 16, Math.max(1024, changes.length * 256)));
+  const ctx = { names: p.names, rules: base.rules, tokenizer: p.tokenizer, words: stage, keepValue: valuePredicate(base.settings), slab };
   const sortedChanges = [...changes].sort((a, b) => a.docid - b.docid);
   const docs: number[] = [];
   const recs: DocRecord[] = [];
