@@ -40,9 +40,23 @@ export class OccurrenceFinder {
       if (typo === table.typoAt(d, u)) (out.any[u] ??= []).push(fp);
       if (exact) (out.exact[u] ??= []).push(fp);
     });
-    for (const list of out.any) list?.sort((a, b) => a - b);
-    for (const list of out.exact) list?.sort((a, b) => a - b);
+    for (const list of out.any) if (list) ascending(list);
+    for (const list of out.exact) if (list) ascending(list);
     this.cache.set(d, out);
     return out;
+  }
+}
+
+/**
+ * Sorts in place unless already ascending: the usual case, a record's tokens coming in fp
+ * order (lists read apart, such as a phrase's, come after). Sorting anyway allocated work
+ * arrays for every document a proximity was computed for.
+ */
+function ascending(list: number[]): void {
+  for (let i = 1; i < list.length; i++) {
+    if (list[i - 1]! > list[i]!) {
+      list.sort((a, b) => a - b);
+      return;
+    }
   }
 }
