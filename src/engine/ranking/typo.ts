@@ -55,7 +55,13 @@ export const typoRule: RankingRule = {
   usesMatches: false,
   constant(ctx, docs) {
     const one = singleUnit(ctx, docs);
-    return one && ctx.units[one.unit]!.maxTypo === 0 ? 0 : null;
+    if (one) return ctx.units[one.unit]!.maxTypo === 0 ? 0 : null;
+    // One tiling for every document, none of its units with a source that costs a typo:
+    // nothing to tell the documents apart by (a bucket of every document, where each cost
+    // read its units' aggregates).
+    const level = ctx.commonLevel(docs);
+    const tiling = level?.simpleUnits ?? null;
+    return tiling !== null && tiling.every((u) => ctx.units[u]!.maxTypo === 0) ? 0 : null;
   },
   costs(ctx, docs) {
     const one = singleUnit(ctx, docs);
