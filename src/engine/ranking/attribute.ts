@@ -18,18 +18,20 @@ function costOf(ctx: RankingContext, d: number): number {
   const table = ctx.table!;
   const level = ctx.levelOf(d);
   const simple = simpleFor(level, table.unitsOf(d));
-  if (simple !== null) {
-    let f = 0;
-    let p = 0;
-    for (let i = 0; i < simple.length; i++) {
-      const fu = table.fidAt(d, simple[i]!);
-      const pu = table.posAt(d, simple[i]!);
-      if (fu !== Infinity) f += fu;
-      if (pu !== Infinity) p += pu;
-    }
-    return f * RADIX + Math.min(p, RADIX - 1);
+  return simple !== null ? simpleCost(table, d, simple) : tiledCostOf(table, level, d);
+}
+
+/** The cost of a document along one tiling: the sum of its units' attribute and position costs. */
+function simpleCost(table: NonNullable<RankingContext['table']>, d: number, simple: readonly number[]): number {
+  let f = 0;
+  let p = 0;
+  for (let i = 0; i < simple.length; i++) {
+    const fu = table.fidAt(d, simple[i]!);
+    const pu = table.posAt(d, simple[i]!);
+    if (fu !== Infinity) f += fu;
+    if (pu !== Infinity) p += pu;
   }
-  return tiledCostOf(table, level, d);
+  return f * RADIX + Math.min(p, RADIX - 1);
 }
 
 /** Apart from costOf: closures over its arguments there made V8 allocate a context on every call. */
@@ -69,6 +71,13 @@ export const attributeRule: RankingRule = {
       return out;
     }
     const out = ctx.scratch.ints(docs.length);
+    // Documents that all take their level's one tiling: the level is looked up once.
+    const tiling = ctx.commonLevel(docs)?.simpleUnits ?? null;
+    if (tiling !== null) {
+      const t = ctx.table!;
+      for (let i = 0; i < docs.length; i++) out[i] = simpleCost(t, docs[i]!, tiling);
+      return out;
+    }
     for (let i = 0; i < docs.length; i++) out[i] = costOf(ctx, docs[i]!);
     return out;
   },
