@@ -84,8 +84,39 @@ function chainedProximityCost(ctx: RankingContext, d: number, level: Level, mask
 /** proximityCost of each document (a loop of this rule's own: see mapCosts). */
 function proximityCosts(ctx: RankingContext, docs: Uint32Array, bulk: Map<number, Uint8Array | null> | undefined): Int32Array {
   const out = ctx.scratch.ints(docs.length);
+  const columns = bulk === undefined ? null : tilingPairCosts(ctx, docs, bulk);
+  if (columns !== null) {
+    // The sum proximityCost takes along a single tiling, its pairs read for every document.
+    for (let i = 0; i < docs.length; i++) {
+      const d = docs[i]!;
+      let sum = 0;
+      for (let k = 0; k < columns.length; k++) sum += columns[k]![d]!;
+      out[i] = sum;
+    }
+    return out;
+  }
   for (let i = 0; i < docs.length; i++) out[i] = proximityCost(ctx, docs[i]!, bulk);
   return out;
+}
+
+/**
+ * The pair costs (by docid) along the one tiling every document of `docs` takes, when each
+ * pair was read for all of them; null otherwise (then each document is costed on its own).
+ */
+function tilingPairCosts(ctx: RankingContext, docs: Uint32Array, bulk: Map<number, Uint8Array | null>): Uint8Array[] | null {
+  const level = ctx.commonLevel(docs);
+  const simple = level?.simpleUnits ?? null;
+  if (level === null || simple === null || (level.kept.length <= 1 && level.units.length <= 1)) return null;
+  const columns: Uint8Array[] = [];
+  for (let i = 1; i < simple.length; i++) {
+    const prev = ctx.units[simple[i - 1]!]!;
+    const next = ctx.units[simple[i]!]!;
+    if (!adjacent(prev, next)) continue;
+    const pre = bulk.get(pairKey(prev, next));
+    if (!pre) return null;
+    columns.push(pre);
+  }
+  return columns;
 }
 
 /** Buckets from which the proximity rule reads its pairs in stages (partialCosts). */
