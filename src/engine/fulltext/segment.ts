@@ -322,6 +322,7 @@ export class SegmentView {
         if (removed++ < CARRY_MAX_REMOVED) gone.push(d);
       }
     }
+    const deletedLive = removed;
     for (let k = 0; k < seg.docs.length; k++) {
       const d = seg.docs[k]!;
       const o = owner[d]!;
@@ -334,13 +335,19 @@ export class SegmentView {
     await yielder.maybe();
     const old = this.docids;
     const docs = seg.docs;
-    const docids = new Uint32Array(old.length - removed + docs.length);
-    await touchInTurns(docids, yielder);
-    if (removed === 0 && (old.length === 0 || docs.length === 0 || docs[0]! > old[old.length - 1]!)) {
+    // Only live documents replaced (a write of a few): the live documents are the same, and the
+    // previous view's table is shared (views never change it).
+    const same = deletedLive === 0 && removed === docs.length;
+    const docids = same ? old : new Uint32Array(old.length - removed + docs.length);
+    if (same) {
+      // Nothing to lay out.
+    } else if (removed === 0 && (old.length === 0 || docs.length === 0 || docs[0]! > old[old.length - 1]!)) {
+      await touchInTurns(docids, yielder);
       // An import's batch: new documents after the others.
       docids.set(old);
       docids.set(docs, old.length);
     } else {
+      await touchInTurns(docids, yielder);
       // Both ascending; an old document whose owner changed was deleted, or comes back with `docs`.
       const before = this.owner;
       let a = 0;
