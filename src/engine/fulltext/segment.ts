@@ -339,25 +339,24 @@ export class SegmentView {
     // previous view's table is shared (views never change it).
     const same = deletedLive === 0 && removed === docs.length;
     const docids = same ? old : new Uint32Array(old.length - removed + docs.length);
-    if (same) {
-      // Nothing to lay out.
-    } else if (removed === 0 && (old.length === 0 || docs.length === 0 || docs[0]! > old[old.length - 1]!)) {
+    if (!same) {
       await touchInTurns(docids, yielder);
-      // An import's batch: new documents after the others.
-      docids.set(old);
-      docids.set(docs, old.length);
-    } else {
-      await touchInTurns(docids, yielder);
-      // Both ascending; an old document whose owner changed was deleted, or comes back with `docs`.
-      const before = this.owner;
-      let a = 0;
-      let b = 0;
-      let k = 0;
-      while (a < old.length || b < docs.length) {
-        if (a < old.length && owner[old[a]!] !== before[old[a]!]) a++;
-        else if (b >= docs.length || (a < old.length && old[a]! < docs[b]!)) docids[k++] = old[a++]!;
-        else docids[k++] = docs[b++]!;
-        if ((k & 0xffff) === 0) await yielder.maybe();
+      if (removed === 0 && (old.length === 0 || docs.length === 0 || docs[0]! > old[old.length - 1]!)) {
+        // An import's batch: new documents after the others.
+        docids.set(old);
+        docids.set(docs, old.length);
+      } else {
+        // Both ascending; an old document whose owner changed was deleted, or comes back with `docs`.
+        const before = this.owner;
+        let a = 0;
+        let b = 0;
+        let k = 0;
+        while (a < old.length || b < docs.length) {
+          if (a < old.length && owner[old[a]!] !== before[old[a]!]) a++;
+          else if (b >= docs.length || (a < old.length && old[a]! < docs[b]!)) docids[k++] = old[a++]!;
+          else docids[k++] = docs[b++]!;
+          if ((k & 0xffff) === 0) await yielder.maybe();
+        }
       }
     }
     const next = new SegmentView([...this.segments, seg], cap, { owner, dead, docids });

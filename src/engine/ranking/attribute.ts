@@ -7,7 +7,7 @@
 
 import { bestTiling, simpleFor, type Level } from '../search/levels.js';
 import { globalScore, localScore, rankFromCost, type Rank } from './rank.js';
-import { singleUnit, type RankingContext, type RankingRule } from './rule.js';
+import { sharedTiling, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 /** Position costs stay below this, so one integer carries both parts. */
 const RADIX = 1024;
@@ -72,7 +72,7 @@ export const attributeRule: RankingRule = {
     }
     const out = ctx.scratch.ints(docs.length);
     // Documents that all take their level's one tiling: the level is looked up once.
-    const tiling = ctx.commonLevel(docs)?.simpleUnits ?? null;
+    const tiling = sharedTiling(ctx, docs);
     if (tiling !== null) {
       const t = ctx.table!;
       for (let i = 0; i < docs.length; i++) out[i] = simpleCost(t, docs[i]!, tiling);

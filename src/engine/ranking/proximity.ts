@@ -8,7 +8,7 @@ import type { Unit } from '../search/derivations.js';
 import { bestChain, simpleFor, tilingProximityMax, type Level } from '../search/levels.js';
 import { closestPair, MAX_PAIR_COST } from '../search/pair-proximity.js';
 import { localScore, rankFromCost } from './rank.js';
-import { PENDING, singleUnit, type RankingContext, type RankingRule } from './rule.js';
+import { PENDING, sharedTiling, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 
 function extraWords(u: Unit): number {
@@ -104,9 +104,9 @@ function proximityCosts(ctx: RankingContext, docs: Uint32Array, bulk: Map<number
  * pair was read for all of them; null otherwise (then each document is costed on its own).
  */
 function tilingPairCosts(ctx: RankingContext, docs: Uint32Array, bulk: Map<number, Uint8Array | null>): Uint8Array[] | null {
-  const level = ctx.commonLevel(docs);
-  const simple = level?.simpleUnits ?? null;
-  if (level === null || simple === null || (level.kept.length <= 1 && level.units.length <= 1)) return null;
+  // A one-unit tiling has no pair: no column, a cost of 0 (that unit covers a single term).
+  const simple = sharedTiling(ctx, docs);
+  if (simple === null) return null;
   const columns: Uint8Array[] = [];
   for (let i = 1; i < simple.length; i++) {
     const prev = ctx.units[simple[i - 1]!]!;

@@ -109,6 +109,15 @@ export function singleUnit(ctx: RankingContext, docs: Uint32Array): { unit: numb
 }
 
 /**
+ * The units of the one tiling every document of the set takes (their common level has a
+ * single tiling), or null: a rule can then cost the set along it without looking up each
+ * document's level.
+ */
+export function sharedTiling(ctx: RankingContext, docs: Uint32Array): readonly number[] | null {
+  return ctx.commonLevel(docs)?.simpleUnits ?? null;
+}
+
+/**
  * Costs of the rule for each document, computed one by one: for paths taken rarely. A
  * rule's main cost pass keeps a loop of its own, where V8 inlines that rule's cost function;
  * through this one call site, shared by every rule, it stays a call per document (11% of a

@@ -8,7 +8,7 @@ import type { Unit } from '../search/derivations.js';
 import { bestTiling, simpleFor, type Level } from '../search/levels.js';
 import { NO_TYPO } from '../search/match-table.js';
 import { localScore, rankFromCost } from './rank.js';
-import { singleUnit, type RankingContext, type RankingRule } from './rule.js';
+import { sharedTiling, singleUnit, type RankingContext, type RankingRule } from './rule.js';
 
 export function typoCost(ctx: RankingContext, d: number): number {
   const table = ctx.table!;
@@ -59,8 +59,7 @@ export const typoRule: RankingRule = {
     // One tiling for every document, none of its units with a source that costs a typo:
     // nothing to tell the documents apart by (a bucket of every document, where each cost
     // read its units' aggregates).
-    const level = ctx.commonLevel(docs);
-    const tiling = level?.simpleUnits ?? null;
+    const tiling = sharedTiling(ctx, docs);
     return tiling !== null && tiling.every((u) => ctx.units[u]!.maxTypo === 0) ? 0 : null;
   },
   costs(ctx, docs) {
