@@ -16,6 +16,7 @@ import { SearchScratch } from './search/scratch.js';
 import { SearchRuleStore } from './search-rules/rules.js';
 import { NetworkStore } from './network/network.js';
 import { ExternalIdMap } from './indexes/external-id-map.js';
+import { committedDocuments, removeUncommittedDocuments } from './apply/documents-ahead.js';
 
 const ENGINE_META = new KeySpace('em');
 const NEXT_INDEX_ID = ENGINE_META.key('nextIndexId');
@@ -94,6 +95,7 @@ export class Engine {
         await wb.commit();
       }
       handle.ext = new ExternalIdMap(ext);
+      await removeUncommittedDocuments(this.store, handle, meta.nextDocid);
       this.indexes.set(meta.uid, handle);
       if (this.lastUpdate === null || meta.updatedAt > this.lastUpdate) this.lastUpdate = meta.updatedAt;
     }
@@ -109,8 +111,9 @@ export class Engine {
     let handle: IndexHandle | null = null;
     async function* documents(): AsyncGenerator<[number, Doc]> {
       // The meta of the time of the read: a later batch may have stored big integers.
-      const exact = (handle?.meta ?? meta).exactIntegers === true;
-      for await (const e of store.scan({ prefix: docs.prefix })) yield [decodeUint(docs.strip(e.key)), decodeDoc(e.value, exact)];
+      const now = handle?.meta ?? meta;
+      const exact = now.exactIntegers === true;
+      for await (const e of store.scan({ prefix: docs.prefix, lt: docs.key(now.nextDocid) })) yield [decodeUint(docs.strip(e.key)), decodeDoc(e.value, exact)];
     }
     const onRebuilt = (reason: string) => this.onRebuilt?.(meta.uid, reason);
     const search = await this.structures.open({
@@ -170,7 +173,7 @@ export class Engine {
   /** Every document of an index in docid order, read under one consistent snapshot. */
   async *allDocuments(h: IndexHandle, reader: KvReader = this.store): AsyncGenerator<[number, Doc]> {
     const exact = h.meta.exactIntegers === true;
-    for await (const e of reader.scan({ prefix: h.docs.prefix })) {
+    for await (const e of reader.scan(committedDocuments(h, h.meta.nextDocid))) {
       yield [decodeUint(h.docs.strip(e.key)), decodeDoc(e.value, exact)];
     }
   }
@@ -190,7 +193,7 @@ export class Engine {
     const results: Doc[] = [];
     if (opts.limit > 0 && opts.offset < h.meta.docCount) {
       let skipped = 0;
-      for await (const e of this.store.scan({ prefix: h.docs.prefix, limit: opts.offset + opts.limit })) {
+      for await (const e of this.store.scan({ ...committedDocuments(h, h.meta.nextDocid), limit: opts.offset + opts.limit })) {
         if (skipped++ < opts.offset) continue;
         results.push(decodeDoc(e.value, h.meta.exactIntegers === true));
       }

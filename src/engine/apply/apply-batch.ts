@@ -22,6 +22,7 @@ import { Interpreter } from '../rhai/interpreter.js';
 import { fromJson } from '../rhai/values.js';
 import { writeExternalIds } from '../indexes/external-ids.js';
 import type { IdMapLayer } from '../indexes/external-id-map.js';
+import { removeUncommittedDocuments, writeDocumentsAhead } from './documents-ahead.js';
 
 function succeeded(details: Record<string, unknown> | null): TaskOutcome {
   return { status: 'succeeded', details, error: null };
@@ -446,11 +447,21 @@ async function finishDocuments(
         engine.writeEngineMeta(wb);
       }
       if (st.cleared) wb.delPrefix(handle.docs.prefix);
+      // Documents under docids the index never used go ahead in writes of their own
+      // (documents-ahead.ts); a cleared index's stay behind its deletion, in this write.
+      const firstNew = st.cleared ? Infinity : (existing?.meta.nextDocid ?? 0);
+      const ahead: number[] = [];
       const turns = new Yielder();
       for (const [docid, after] of st.changed) {
-        if (after) wb.put(handle.docKey(docid), encoded.get(docid)!);
+        if (after && docid >= firstNew) ahead.push(docid);
+        else if (after) wb.put(handle.docKey(docid), encoded.get(docid)!);
         else if (!st.cleared) wb.del(handle.docKey(docid));
         await turns.maybe();
+      }
+      if (ahead.length > 0) {
+        // An index id is used again when its creation never committed: so may be its docids.
+        if (!existing) await removeUncommittedDocuments(engine.store, handle, 0);
+        await writeDocumentsAhead(engine.store, handle, ahead, encoded);
       }
       await writeExternalIds(engine.store, wb, meta.id, st.ext, (id) => handle.ext.get(id), st.cleared);
       ids = await handle.ext.prepare(st.ext, st.cleared, turns);
