@@ -16,6 +16,7 @@ import { httpsServerOptions, keepTlsSessions, refuseUnverifiedClientCertificates
 import type { Server as HttpsServer } from 'node:https';
 import type { SecureServerOptions } from 'node:http2';
 import { stringifyJson } from '../util/exact-json.js';
+import { readRawBody } from './raw-body.js';
 
 /** Largest response compressed synchronously (about 1 ms of gzip); larger ones stream. */
 const SYNC_COMPRESS_BYTES = 128 * 1024;
@@ -112,7 +113,7 @@ export async function buildApp(ctx: AppContext, opts: AppOptions = {}): Promise<
   // Bodies are read raw; each route decides which formats it accepts and parses them itself,
   // so that every failure carries the reference's error code.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser('*', readRawBody);
 
   // Documents may hold integers past 2^53 (bigints, see exact-json.ts): they go out as the digits received.
   app.setReplySerializer((payload) => stringifyJson(payload));

@@ -116,6 +116,32 @@ describe('errors before any route runs have the error shape', () => {
     expectError(await rawRequest(`POST /indexes/x/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`), 413);
   });
 
+  it('a body is read whole, sent with its length in many pieces or in chunked coding', async () => {
+    // 600 KB of documents: read off the socket in many pieces, and prepared on the payload thread.
+    const docs = (from: number) => Array.from({ length: 6000 }, (_, i) => JSON.stringify({ id: from + i, text: `piece ${from + i} ${'x'.repeat(70)}` })).join('\n');
+    const withLength = Buffer.from(docs(0));
+    const head = `POST /indexes/pieces/documents?primaryKey=id HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n`;
+    const a = await rawRequest(Buffer.concat([Buffer.from(`${head}Content-Length: ${withLength.length}\r\n\r\n`), withLength]));
+    expect(a.status).toBe(202);
+    const text = docs(6000);
+    const step = Math.ceil(text.length / 40);
+    let chunked = '';
+    for (let i = 0; i < text.length; i += step) {
+      const piece = text.slice(i, i + step);
+      chunked += `${Buffer.byteLength(piece).toString(16)}\r\n${piece}\r\n`;
+    }
+    const b = await rawRequest(`${head}Transfer-Encoding: chunked\r\n\r\n${chunked}0\r\n\r\n`);
+    expect(b.status).toBe(202);
+    for (const answer of [a, b]) {
+      const { taskUid } = JSON.parse(answer.body) as { taskUid: number };
+      expect(await t.client.tasks.waitForTask(taskUid)).toMatchObject({ status: 'succeeded', details: { receivedDocuments: 6000, indexedDocuments: 6000 } });
+    }
+    const stats = (await (await fetch(`${t.url}/indexes/pieces/stats`)).json()) as { numberOfDocuments: number };
+    expect(stats.numberOfDocuments).toBe(12000);
+    const last = (await (await fetch(`${t.url}/indexes/pieces/documents/11999`)).json()) as Record<string, unknown>;
+    expect(last['text']).toBe(`piece 11999 ${'x'.repeat(70)}`);
+  });
+
   it('an Expect other than 100-continue; a CONNECT is an unknown route', async () => {
     expectError(await rawRequest(get('/health', 'Expect: teapot\r\n')), 417, /Expect header `teapot`/);
     const c = await rawRequest('CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n');
