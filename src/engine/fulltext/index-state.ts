@@ -415,7 +415,7 @@ function nextMerge(view: SegmentView): [number, number] | null {
 /** The state after a batch of document changes: one new segment, then the merges it calls for. */
 export async function applyChanges(base: IndexState, changes: readonly DocChange[], yielder: Yielder): Promise<StagedState> {
   await base.words.mapInTurns(yielder);
-  const stage = base.words.stage();
+  const stage = base.words.stage(changes.length);
   const pstage = base.prefixes ? base.prefixes.stage(stage) : null;
   const p: Parts = {
     settings: base.settings,
