@@ -75,6 +75,8 @@ describe('the sorted dictionary merged batch after batch', () => {
     // Words that sort first and last, and long words sharing more than the 255 code units a prefix length holds.
     const long = 'q'.repeat(300);
     all.push('\u0001first', '\uffffz', `${long}a`, `${long}b`, `${long.slice(0, 200)}c`);
+    // The empty word (it sorts first), and first characters made of two code units.
+    all.push('', '\ud83d\ude00smile', '\ud83d\ude01grin', '\ud83d\ude00');
     const cuts = [0, 1, 4_000, 4_001, 9_000, all.length];
     let merged = SortedWords.empty();
     for (let c = 1; c < cuts.length; c++) {

@@ -233,33 +233,50 @@ class FirstChars {
   /** The first unit of the last word added by its code units, and the one after a high surrogate (-1 if none). */
   private lastUnit = -1;
   private lastLow = -1;
+  /** The range of `last`, unless it is scattered. */
+  private lastRange: [number, number] | null = null;
 
+  /** No string is made unless the first character changes (an index opens with a million words). */
   add(word: string, i: number): void {
-    this.addFirst(firstChar(word), i);
+    const c = word.length > 0 ? word.charCodeAt(0) : -1;
+    const low = c >= 0xd800 && c <= 0xdbff && word.length > 1 ? word.charCodeAt(1) : -1;
+    this.addCode(c, low, i);
   }
 
   /** `add` for the word held by units[start, end): a string is made only when the first character changes. */
   addUnits(units: Uint16Array, start: number, end: number, i: number): void {
     const c = start < end ? units[start]! : -1;
     const low = c >= 0xd800 && c <= 0xdbff && end - start > 1 ? units[start + 1]! : -1;
-    if (i > 0 && c === this.lastUnit && low === this.lastLow) return this.addFirst(this.last, i);
-    this.lastUnit = c;
-    this.lastLow = low;
-    this.addFirst(c < 0 ? '' : low >= 0 ? String.fromCharCode(c, low) : String.fromCharCode(c), i);
+    this.addCode(c, low, i);
   }
 
-  private addFirst(f: string, i: number): void {
-    if (f !== this.last) {
-      const known = this.ranges.get(f);
-      // Runs are contiguous in code-unit order; were one not, its range is every word.
-      if (known) this.scattered.add(f);
-      else this.ranges.set(f, [i, i + 1]);
-      this.chars.push(f);
-      this.last = f;
-    } else {
-      const r = this.ranges.get(f)!;
-      if (r[1] === i) r[1] = i + 1;
+  /** A word whose first code unit is `c` (-1: the empty word), followed by `low` after a high surrogate (else -1). */
+  private addCode(c: number, low: number, i: number): void {
+    if (i > 0 && c === this.lastUnit && low === this.lastLow) {
+      // The same first character as the word before: extend its run.
+      const r = this.lastRange;
+      if (r !== null && r[1] === i) r[1] = i + 1;
+      return;
     }
+    this.lastUnit = c;
+    this.lastLow = low;
+    const f = c < 0 ? '' : low >= 0 ? String.fromCharCode(c, low) : String.fromCharCode(c);
+    if (i > 0 && f === this.last) {
+      const r = this.lastRange;
+      if (r !== null && r[1] === i) r[1] = i + 1;
+      return;
+    }
+    const known = this.ranges.get(f);
+    // Runs are contiguous in code-unit order; were one not, its range is every word.
+    if (known) {
+      this.scattered.add(f);
+      this.lastRange = null;
+    } else {
+      this.lastRange = [i, i + 1];
+      this.ranges.set(f, this.lastRange);
+    }
+    this.chars.push(f);
+    this.last = f;
   }
 
   /** The ranges, once every one of the `n` words was added. */
