@@ -52,3 +52,33 @@ describe('match table fills', () => {
     expect(compared).toBeGreaterThan(2000);
   });
 });
+
+describe('a match table given back to its scratch', () => {
+  it('leaves nothing behind, whether it held most of the index (cleared whole) or a few documents', async () => {
+    const docs = Array.from({ length: 400 }, (_, i) => ({ id: i, title: i % 50 === 0 ? `rare stone ${i}` : `common river ${i % 7 === 0 ? 'stone' : 'lamp'}` }));
+    const state = await buildIndex(docs);
+    const shared = new SearchScratch();
+    const weights = searchOnWeights(state, state.settings, null);
+    const opts = { weights, rankWeights: null, exactFields: new Uint8Array(weights.length), admitted: null, anchored: false };
+    const table = (q: string, scratch: SearchScratch) => {
+      const terms = parseQuery(state.tokenizer.tokenize(q), { wordsLimit: 10, prefixAllowed: true }).terms;
+      const units = buildUnits(state, terms, { typoEnabled: true, thresholds: { oneTypo: 5, twoTypos: 9 }, disableOnWords: new Set(), disableOnNumbers: false });
+      return new MatchTable(state, units, opts, true, scratch);
+    };
+    const seen = (t: MatchTable) => [...t.docs].map((d) => [d, t.mask[d], ...Array.from({ length: t.U }, (_, u) => t.agg[d * t.U + u])]);
+    // "common" holds 392 of 400 documents (the table is cleared whole), "rare" 8 (cleared one by one).
+    for (const q of ['common', 'rare stone', 'common river', 'rare', 'stone lamp']) {
+      const a = table(q, shared);
+      const got = seen(a);
+      a.release();
+      const b = table(q, new SearchScratch());
+      expect(got, q).toEqual(seen(b));
+      b.release();
+      // Every slot outside this query's documents is zero in the shared buffers.
+      const after = table('rare', shared);
+      const docsOf = new Set(after.docs);
+      for (let d = 0; d < 401; d++) if (!docsOf.has(d)) expect(after.mask[d], `${q}: mask of ${d}`).toBe(0);
+      after.release();
+    }
+  });
+});

@@ -154,6 +154,8 @@ const FULL_SCAN_DOCS = 4096;
 const FULL_SCAN_SHARE = 4;
 /** From this many documents on, their entries are read from the posting lists rather than their records. */
 const POSTING_FILL_DOCS = 256;
+/** A table whose documents are more than 1/CLEAR_WHOLE_SHARE of the index is cleared whole. */
+const CLEAR_WHOLE_SHARE = 16;
 
 /**
  * Which units each document matches (`mask`, one bit per unit) and, per (document,
@@ -785,6 +787,16 @@ export class MatchTable {
     this.words.release();
     const { mask, agg, U, blocks } = this;
     const nb = (this.state.capacity >>> 5) + 1;
+    if (this.docs.length * CLEAR_WHOLE_SHARE > this.state.capacity) {
+      // A common word's hundreds of thousands of documents: clearing the arrays whole is a
+      // few sequential passes instead of a write per document spread over them.
+      const n = this.state.capacity + 1;
+      mask.fill(0, 0, n);
+      agg.fill(0, 0, n * U);
+      blocks.fill(0, 0, nb);
+      this.buffers.release();
+      return;
+    }
     for (let i = 0; i < nb; i++) {
       let b = blocks[i]!;
       if (b === 0) continue;
