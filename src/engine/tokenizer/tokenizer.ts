@@ -180,15 +180,8 @@ export class Tokenizer {
     let interStart = 0;
     let flags = 0;
     let i = 0;
-
-    const flush = (end: number): void => {
-      if (end <= interStart) return;
-      if ((flags & F_SEGMENT) !== 0) {
-        segmentRun(text, interStart, end, groupScript, ctx.hint, (s, e) => sink.word(s, e, groupScript, F_FULL));
-      } else {
-        sink.word(interStart, end, groupScript, flags);
-      }
-    };
+    // No closure over the loop's state: V8 would keep the variables it captures in a heap
+    // context, and the loop reads them at every character (flushWord takes them instead).
 
     while (i < n) {
       const c = text.charCodeAt(i);
@@ -205,7 +198,7 @@ export class Tokenizer {
       if (script !== 0 && script !== groupScript) {
         // A new script run: words never continue across it.
         if (groupScript !== 0) {
-          flush(i);
+          flushWord(text, ctx, sink, interStart, i, groupScript, flags);
           interStart = i;
           flags = 0;
         }
@@ -215,7 +208,7 @@ export class Tokenizer {
       if (patternStart[c] === 1) {
         const p = this.matchPattern(text, i, groupScript);
         if (p !== null) {
-          flush(i);
+          flushWord(text, ctx, sink, interStart, i, groupScript, flags);
           const end = i + p.text.length;
           groupScript = scriptAfter(p.text, groupScript);
           if (p.sepKind !== SEP_NONE) sink.separator(i, end, p.sepKind);
@@ -229,7 +222,7 @@ export class Tokenizer {
 
       const kind = cpLen === 1 ? sepTable[c]! : this.singleSepKind(cp);
       if (kind !== SEP_NONE) {
-        flush(i);
+        flushWord(text, ctx, sink, interStart, i, groupScript, flags);
         sink.separator(i, i + cpLen, kind);
         i += cpLen;
         interStart = i;
@@ -246,7 +239,7 @@ export class Tokenizer {
       }
       i += cpLen;
     }
-    flush(n);
+    flushWord(text, ctx, sink, interStart, n, groupScript, flags);
   }
 
   /** Longest pattern starting at `i` that stays inside the current script run. */
@@ -257,6 +250,16 @@ export class Tokenizer {
       if (text.startsWith(p.text, i) && scriptAfter(p.text, groupScript) !== -1) return p;
     }
     return null;
+  }
+}
+
+/** Reports the word (or a segmented script's words) read in [start, end), if any. */
+function flushWord(text: string, ctx: ScanContext, sink: ScanSink, start: number, end: number, script: number, flags: number): void {
+  if (end <= start) return;
+  if ((flags & F_SEGMENT) !== 0) {
+    segmentRun(text, start, end, script, ctx.hint, (s, e) => sink.word(s, e, script, F_FULL));
+  } else {
+    sink.word(start, end, script, flags);
   }
 }
 
