@@ -113,7 +113,7 @@ export class Engine {
       // The meta of the time of the read: a later batch may have stored big integers.
       const now = handle?.meta ?? meta;
       const exact = now.exactIntegers === true;
-      for await (const e of store.scan({ prefix: docs.prefix, lt: docs.key(now.nextDocid) })) yield [decodeUint(docs.strip(e.key)), decodeDoc(e.value, exact)];
+      for await (const e of store.scan(committedDocuments(docs, now.nextDocid))) yield [decodeUint(docs.strip(e.key)), decodeDoc(e.value, exact)];
     }
     const onRebuilt = (reason: string) => this.onRebuilt?.(meta.uid, reason);
     const search = await this.structures.open({
@@ -173,7 +173,7 @@ export class Engine {
   /** Every document of an index in docid order, read under one consistent snapshot. */
   async *allDocuments(h: IndexHandle, reader: KvReader = this.store): AsyncGenerator<[number, Doc]> {
     const exact = h.meta.exactIntegers === true;
-    for await (const e of reader.scan(committedDocuments(h, h.meta.nextDocid))) {
+    for await (const e of reader.scan(committedDocuments(h.docs, h.meta.nextDocid))) {
       yield [decodeUint(h.docs.strip(e.key)), decodeDoc(e.value, exact)];
     }
   }
@@ -193,7 +193,7 @@ export class Engine {
     const results: Doc[] = [];
     if (opts.limit > 0 && opts.offset < h.meta.docCount) {
       let skipped = 0;
-      for await (const e of this.store.scan({ ...committedDocuments(h, h.meta.nextDocid), limit: opts.offset + opts.limit })) {
+      for await (const e of this.store.scan({ ...committedDocuments(h.docs, h.meta.nextDocid), limit: opts.offset + opts.limit })) {
         if (skipped++ < opts.offset) continue;
         results.push(decodeDoc(e.value, h.meta.exactIntegers === true));
       }

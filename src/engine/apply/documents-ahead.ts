@@ -9,6 +9,7 @@
 // `nextDocid`; they are removed when the index is opened, and a batch run again overwrites
 // them anyway, since docids are handed out from `nextDocid` on.
 
+import type { KeySpace } from '../../store/keys.js';
 import type { KvReader, KvStore } from '../../store/kv.js';
 import type { IndexHandle } from '../indexes/index-handle.js';
 import { Yielder } from '../../util/yielder.js';
@@ -32,9 +33,9 @@ export async function writeDocumentsAhead(
   }
 }
 
-/** The bounds of the documents an index holds once its meta says `nextDocid`. */
-export function committedDocuments(handle: IndexHandle, nextDocid: number): { prefix: Buffer; lt: Buffer } {
-  return { prefix: handle.docs.prefix, lt: handle.docKey(nextDocid) };
+/** The bounds of the documents of key space `docs` once its index's meta says `nextDocid`. */
+export function committedDocuments(docs: KeySpace, nextDocid: number): { prefix: Buffer; lt: Buffer } {
+  return { prefix: docs.prefix, lt: docs.key(nextDocid) };
 }
 
 /** Removes documents written ahead of a batch that never committed (a crash between the two). */
