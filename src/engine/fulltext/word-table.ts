@@ -261,11 +261,6 @@ class FirstChars {
     this.lastUnit = c;
     this.lastLow = low;
     const f = c < 0 ? '' : low >= 0 ? String.fromCharCode(c, low) : String.fromCharCode(c);
-    if (i > 0 && f === this.last) {
-      const r = this.lastRange;
-      if (r !== null && r[1] === i) r[1] = i + 1;
-      return;
-    }
     const known = this.ranges.get(f);
     // Runs are contiguous in code-unit order; were one not, its range is every word.
     if (known) {
