@@ -16,6 +16,7 @@ import { SearchScratch } from './search/scratch.js';
 import { SearchRuleStore } from './search-rules/rules.js';
 import { NetworkStore } from './network/network.js';
 import { ExternalIdMap } from './indexes/external-id-map.js';
+import { Yielder } from '../util/yielder.js';
 import { committedDocuments, removeUncommittedDocuments } from './apply/documents-ahead.js';
 
 const ENGINE_META = new KeySpace('em');
@@ -95,6 +96,10 @@ export class Engine {
         await wb.commit();
       }
       handle.ext = new ExternalIdMap(ext);
+      // Searches do not wait for the id map: it is built in slices once the engine is open.
+      handle.ext.loadInTurns(new Yielder()).catch(() => {
+        // Thrown again to whoever uses the map (a damaged chunk).
+      });
       await removeUncommittedDocuments(this.store, handle, meta.nextDocid);
       this.indexes.set(meta.uid, handle);
       if (this.lastUpdate === null || meta.updatedAt > this.lastUpdate) this.lastUpdate = meta.updatedAt;

@@ -1,5 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ExternalIdMap } from '../../src/engine/indexes/external-id-map.js';
+import { chunkSpaceOf, readExternalIds, writeExternalIds } from '../../src/engine/indexes/external-ids.js';
+import { encodeUint } from '../../src/store/keys.js';
+import { RocksStore } from '../../src/store/rocks-store.js';
+import { tempDir } from '../helpers/node.js';
 import { Yielder } from '../../src/util/yielder.js';
 import { rng } from '../helpers/rng.js';
 
@@ -46,6 +51,74 @@ describe('the external id map', () => {
         for (let k = 0; k < 20; k++) await new Promise((res) => setImmediate(res));
         expectSame(m, ref);
       }
+    }
+  });
+});
+
+describe('an index map read from its stored chunks', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  async function storeWith(ids: Map<string, number>): Promise<RocksStore> {
+    const dir = tempDir('trine-ext-ids-');
+    dirs.push(dir);
+    const store = await RocksStore.open(dir);
+    const wb = store.batch();
+    await writeExternalIds(store, wb, 7, ids, () => undefined, true);
+    await wb.commit();
+    return store;
+  }
+
+  it('knows its size at once, builds in slices, and is built at once by whoever needs it first', async () => {
+    const ref = new Map(Array.from({ length: 10_000 }, (_, i) => [`doc-${i}`, i] as [string, number]));
+    const store = await storeWith(ref);
+    try {
+      // Needed before any slice ran: built there and then.
+      const a = new ExternalIdMap((await readExternalIds(store, 7)).ext);
+      expect(a.size).toBe(10_000);
+      expect(a.get('doc-9999')).toBe(9999);
+      await a.loadInTurns(new Yielder(0));
+      expectSame(a, ref);
+
+      // Built in slices while a batch is prepared and published over it.
+      const b = new ExternalIdMap((await readExternalIds(store, 7)).ext);
+      const loading = b.loadInTurns(new Yielder(0));
+      await new Promise((res) => setImmediate(res));
+      const changes = new Map<string, number | null>([['doc-1', null], ['new', 10_000]]);
+      b.publish(await b.prepare(changes, false, new Yielder(0)));
+      await loading;
+      const after = new Map(ref);
+      after.delete('doc-1');
+      after.set('new', 10_000);
+      expectSame(b, after);
+
+      // Cleared by a batch before its slices finished: the batch's map replaces it.
+      const c = new ExternalIdMap((await readExternalIds(store, 7)).ext);
+      const stopped = c.loadInTurns(new Yielder(0));
+      c.publish(await c.prepare(new Map([['only', 1]]), true, new Yielder(0)));
+      await stopped;
+      expectSame(c, new Map([['only', 1]]));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('whose chunk is damaged throws on every use, never answers from part of it', async () => {
+    const store = await storeWith(new Map(Array.from({ length: 3000 }, (_, i) => [`id${i}`, i] as [string, number])));
+    try {
+      // The chunk claims more entries than it holds.
+      const key = chunkSpaceOf(7).key(encodeUint(0, 4));
+      const chunk = Buffer.from((await store.get(key))!);
+      chunk.writeUInt32LE(5000, 0);
+      await store.batch().put(key, chunk).commit();
+      const damaged = new ExternalIdMap((await readExternalIds(store, 7)).ext);
+      await expect(damaged.loadInTurns(new Yielder(0))).rejects.toThrow(RangeError);
+      expect(() => damaged.get('id1')).toThrow(RangeError);
+      expect(() => damaged.has('id2')).toThrow(RangeError);
+    } finally {
+      await store.close();
     }
   });
 });

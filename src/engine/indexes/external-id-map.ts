@@ -4,9 +4,13 @@
 // one by one into a map of a million ids they cost the better part of a second (the map grows
 // by rehashing everything). So a published batch's changes are laid over the map as they
 // are, and folded into it a slice at a time right after (before the next batch publishes).
+//
+// An index opened from the store gets its map built after it opens, a slice at a time
+// (`loadInTurns`): a million ids took 1.0-1.3 s of a 5 s open, and searches do not need them.
+// Whoever needs the map before it is built finishes building it at once.
 
 import { SplitMap } from '../../util/split-map.js';
-import { Yielder } from '../../util/yielder.js';
+import { runSteps, Yielder } from '../../util/yielder.js';
 
 /** A batch's changes to the map: an id's docid after the batch, null when removed. */
 export interface IdChanges extends Iterable<[string, number | null]> {
@@ -20,17 +24,73 @@ export interface IdMapLayer {
   readonly count: number;
 }
 
+/** A map still to build: its steps (each a pause), and how many ids it will hold. */
+export interface PendingIds {
+  steps: Generator<void, SplitMap<string, number>>;
+  count: number;
+}
+
 export class ExternalIdMap {
   /** Split: folding a batch into a million ids must not rehash them all at once. */
-  private base: SplitMap<string, number>;
+  private built: SplitMap<string, number> | null;
+  /** The steps that build `built`, until they have. */
+  private pending: Generator<void, SplitMap<string, number>> | null = null;
+  /** Why building failed (a damaged chunk): every use of the map throws it. */
+  private failure: unknown = null;
   /** The last published batch's changes (null: removed), read before `base` until folded into it. */
   private over: IdChanges | null = null;
   private count: number;
   private folding: Promise<void> | null = null;
 
-  constructor(entries: SplitMap<string, number> = new SplitMap()) {
-    this.base = entries;
-    this.count = entries.size;
+  constructor(entries: SplitMap<string, number> | PendingIds = new SplitMap()) {
+    if (entries instanceof SplitMap) {
+      this.built = entries;
+      this.count = entries.size;
+    } else {
+      this.built = null;
+      this.pending = entries.steps;
+      this.count = entries.count;
+    }
+  }
+
+  /** The map as stored, built now if the slices have not finished it. */
+  private get base(): SplitMap<string, number> {
+    if (this.built === null) this.finish(() => runSteps(this.pending!));
+    return this.built!;
+  }
+
+  private set base(m: SplitMap<string, number>) {
+    this.built = m;
+    this.pending = null;
+  }
+
+  private finish(build: () => SplitMap<string, number>): void {
+    if (this.failure !== null) throw this.failure;
+    try {
+      this.base = build();
+    } catch (e) {
+      this.failure = e;
+      throw e;
+    }
+  }
+
+  /** Builds the map a slice at a time, unless something needed it first. */
+  async loadInTurns(yielder: Yielder): Promise<void> {
+    while (this.built === null && this.failure === null) {
+      const steps = this.pending!;
+      let r: IteratorResult<void, SplitMap<string, number>>;
+      try {
+        r = steps.next();
+      } catch (e) {
+        this.failure = e;
+        throw e;
+      }
+      if (r.done) {
+        this.base = r.value;
+        return;
+      }
+      await yielder.maybe();
+    }
   }
 
   get size(): number {

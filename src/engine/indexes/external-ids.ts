@@ -14,6 +14,7 @@ import { decodeUint, encodeUint, KeySpace } from '../../store/keys.js';
 import { INDEXES } from './index-handle.js';
 import { Yielder } from '../../util/yielder.js';
 import { SplitMap } from '../../util/split-map.js';
+import type { PendingIds } from './external-id-map.js';
 
 export const CHUNK_DOCIDS = 4096;
 
@@ -57,19 +58,46 @@ function forEachEntry(b: Buffer, fn: (docid: number, id: string) => void): void 
   }
 }
 
+/** Entries added between two pauses while a map is built from its chunks. */
+const STEP_ENTRIES = 1024;
+
+/** Builds the map held by `chunks`, pausing every STEP_ENTRIES entries. */
+function* entriesOf(chunks: readonly Buffer[]): Generator<void, SplitMap<string, number>> {
+  const ext = new SplitMap<string, number>();
+  let n = 0;
+  for (const b of chunks) {
+    const count = b.readUInt32LE(0);
+    let at = 4;
+    for (let i = 0; i < count; i++) {
+      const docid = b.readUInt32LE(at);
+      const len = b.readUInt32LE(at + 4);
+      ext.set(b.toString('utf8', at + 8, at + 8 + len), docid);
+      at += 8 + len;
+      if (++n % STEP_ENTRIES === 0) yield;
+    }
+  }
+  return ext;
+}
+
 /**
- * Reads the map of index `indexId`. An index stored before chunks existed is read from its
- * one-key-per-id layout and converted: `convert` receives the write that does it.
+ * Reads the map of index `indexId`: its chunks now, the map built from them later
+ * (external-id-map.ts). An index stored before chunks existed is read from its one-key-per-id
+ * layout and converted: `convert` receives the write that does it.
  */
 export async function readExternalIds(
   reader: KvReader,
   indexId: number,
-): Promise<{ ext: SplitMap<string, number>; convert: ((wb: WriteBatch) => Promise<void>) | null }> {
-  const ext = new SplitMap<string, number>();
+): Promise<{ ext: SplitMap<string, number> | PendingIds; convert: ((wb: WriteBatch) => Promise<void>) | null }> {
   if (await reader.get(chunkMarkerKey(indexId))) {
-    for await (const e of reader.scan({ prefix: chunkSpaceOf(indexId).prefix })) forEachEntry(e.value, (docid, id) => ext.set(id, docid));
-    return { ext, convert: null };
+    const chunks: Buffer[] = [];
+    let count = 0;
+    for await (const e of reader.scan({ prefix: chunkSpaceOf(indexId).prefix })) {
+      chunks.push(e.value);
+      count += e.value.readUInt32LE(0);
+    }
+    return { ext: { steps: entriesOf(chunks), count }, convert: null };
   }
+  const ext = new SplitMap<string, number>();
   const legacy = legacySpaceOf(indexId);
   for await (const e of reader.scan({ prefix: legacy.prefix })) ext.set(legacy.strip(e.key).toString(), decodeUint(e.value, 0, 4));
   return {
