@@ -244,10 +244,13 @@ export function bulkPairCosts(
   for (const sa of left.sources) {
     const A = sa.posting;
     const ta = sa.typo + left.baseTypo;
-    right.sources.forEach((sb) => {
+    for (const sb of right.sources) {
       const B = sb.posting;
       const kept = typoAt === null && span === 0 && stateMemo !== null ? keptPairCosts(stateMemo, sa, sb, bucket.length, weights, byAttribute) : null;
-      if (kept !== null) return applyKept(kept, bucket, out);
+      if (kept !== null) {
+        applyKept(kept, bucket, out);
+        continue;
+      }
       const tb = sb.typo + right.baseTypo;
       // A list far shorter than the bucket and the other list (a split, a rare derivation):
       // the other list's runs are looked up at its documents only, not over the bucket.
@@ -269,7 +272,7 @@ export function bulkPairCosts(
         const c = closestPair(A.fps, a0, a1, span, B.fps, b0, b1, byAttribute, weights);
         if (c < out[d]!) out[d] = c;
       });
-    });
+    }
   }
 }
 
