@@ -310,13 +310,14 @@ export function recordFieldCount(buf: Uint8Array, fid: number): number {
 
 /**
  * The token pairs of an encoded record alone (word id, fp): what matching a query against a
- * document reads, without its field counts or its JSON values.
+ * document reads, without its field counts or its JSON values. `alloc` gives the array to
+ * fill (a search's scratch), by default a new one.
  */
-export function decodeTokens(bytes: Uint8Array): Uint32Array {
+export function decodeTokens(bytes: Uint8Array, alloc?: (n: number) => Uint32Array): Uint32Array {
   const r = new VarintReader(bytes);
   const pairs = r.next();
   for (let n = r.next(); n > 0; n--) r.next();
-  return readTokens(r, new Uint32Array(pairs * 2));
+  return readTokens(r, alloc ? alloc(pairs * 2) : new Uint32Array(pairs * 2));
 }
 
 /** Fills `tokens` with the token pairs that follow the field counts (fps are delta-coded). */

@@ -55,9 +55,9 @@ export function recordOf(state: IndexState, d: number): DocRecord | undefined {
   return state.view.record(d);
 }
 
-/** A document's token pairs (word id, fp), without decoding the rest of its record. */
-export function recordTokens(state: IndexState, d: number): Uint32Array | undefined {
-  return state.view.tokens(d);
+/** A document's token pairs (word id, fp), without decoding the rest of its record; see SegmentView.tokens. */
+export function recordTokens(state: IndexState, d: number, alloc?: (n: number) => Uint32Array): Uint32Array | undefined {
+  return state.view.tokens(d, alloc);
 }
 
 /** What a batch changed, for the memo entries that carry themselves to the next state. */

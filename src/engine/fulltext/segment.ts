@@ -700,10 +700,10 @@ export class SegmentView {
     return bytes && decodeRecord(bytes);
   }
 
-  /** The token pairs of a live document's record (decoded on each call), or undefined. */
-  tokens(d: number): Uint32Array | undefined {
+  /** The token pairs of a live document's record (decoded on each call, into `alloc`'s array if given), or undefined. */
+  tokens(d: number, alloc?: (n: number) => Uint32Array): Uint32Array | undefined {
     const bytes = this.bytesOf(d);
-    return bytes && decodeTokens(bytes);
+    return bytes && decodeTokens(bytes, alloc);
   }
 
   /** Words in field `fid` of a live document (0 for none, or for a document not live). */

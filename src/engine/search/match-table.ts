@@ -172,6 +172,8 @@ export class MatchTable {
   readonly agg: Uint32Array;
   /** Matched documents, ascending. */
   docs: Uint32Array = new Uint32Array(0);
+  /** `docs` is a kept scan's too, read by later searches: never to be written. */
+  docsShared = false;
   readonly words: WordUnitMap;
   private readonly blocks: Uint32Array;
   private released = false;
@@ -205,7 +207,7 @@ export class MatchTable {
     this.agg = buffers.agg;
     this.blocks = buffers.blocks;
     try {
-      this.words = new WordUnitMap(state, units, scratch.words);
+      this.words = new WordUnitMap(state, units, scratch);
     } catch (e) {
       buffers.release();
       throw e;
@@ -331,6 +333,7 @@ export class MatchTable {
       blocks[d >>> 5] = (blocks[d >>> 5]! | (1 << (d & 31))) >>> 0;
     }
     this.docs = docs;
+    this.docsShared = true;
     this.scanned.fill(true);
     this.full = true;
     return true;
@@ -345,6 +348,7 @@ export class MatchTable {
     if (!this.roomFor(docs.length)) return;
     table.docs += docs.length;
     table.entries.set(key, { docs, values, pending: null, used: true });
+    if (docs === this.docs) this.docsShared = true;
   }
 
   /**

@@ -78,13 +78,47 @@ export class WordSlots {
   }
 }
 
+/** Byte tables kept between searches: a query pairs a handful of units, each pair two tables. */
+const KEPT_BYTE_TABLES = 8;
+/** Masks the level cache holds: a direct-mapped table in front of the level map. */
+export const LEVEL_CACHE_SIZE = 4096;
+
+/**
+ * Tables of a byte per document (the proximity rule's pair costs), handed out for one search
+ * and taken back when it ends: each fresh one was a calloc the garbage collector accounts as
+ * external memory, and at 0.5 MB per search those brought a full collection every 64 MB,
+ * whose marking steps then ran in the next idle moment, a search's document read.
+ */
+class ByteTables {
+  private readonly free: Uint8Array[] = [];
+  private readonly used: Uint8Array[] = [];
+
+  take(n: number, fill: number): Uint8Array {
+    let i = this.free.findIndex((b) => b.length >= n);
+    const b = i >= 0 ? this.free.splice(i, 1)[0]! : new Uint8Array(Math.ceil(n * 1.25) + 64);
+    this.used.push(b);
+    const v = b.subarray(0, n);
+    v.fill(fill);
+    return v;
+  }
+
+  reset(): void {
+    for (const b of this.used) if (this.free.length < KEPT_BYTE_TABLES) this.free.push(b);
+    this.used.length = 0;
+  }
+}
+
 export class SearchScratch {
   private readonly intArena = new Arena((n) => new Int32Array(n));
   private readonly uintArena = new Arena((n) => new Uint32Array(n));
+  private readonly bytes = new ByteTables();
   readonly tables = new MatchBuffers();
   readonly words = new WordSlots();
   private levels = new Uint8Array(0);
   private admitted = new Uint8Array(0);
+  private readonly levelKeys = new Uint32Array(LEVEL_CACHE_SIZE);
+  private readonly levelVals = new Int16Array(LEVEL_CACHE_SIZE);
+  private levelCacheInUse = false;
 
   /** The `words` level index by docid, filled with `empty` past its previous use. */
   levelIndex(n: number, empty: number): Uint8Array {
@@ -102,6 +136,22 @@ export class SearchScratch {
     return this.admitted.subarray(0, n);
   }
 
+  /** A table of `n` bytes, each `fill`, valid until the current search ends. */
+  byteTable(n: number, fill: number): Uint8Array {
+    return this.bytes.take(n, fill);
+  }
+
+  /**
+   * The level cache's keys and values (values all -2, none cached) for the current search, or
+   * fresh ones while another search context holds them.
+   */
+  levelCache(): { keys: Uint32Array; vals: Int16Array } {
+    if (this.levelCacheInUse) return { keys: new Uint32Array(LEVEL_CACHE_SIZE), vals: new Int16Array(LEVEL_CACHE_SIZE).fill(-2) };
+    this.levelCacheInUse = true;
+    this.levelVals.fill(-2);
+    return { keys: this.levelKeys, vals: this.levelVals };
+  }
+
   /** A zeroed Int32Array valid until the current search ends. */
   ints(n: number): Int32Array {
     return this.intArena.take(n);
@@ -115,5 +165,7 @@ export class SearchScratch {
   reset(): void {
     this.intArena.reset();
     this.uintArena.reset();
+    this.bytes.reset();
+    this.levelCacheInUse = false;
   }
 }

@@ -6,7 +6,7 @@
 import { recordTokens, type IndexState } from '../fulltext/index-state.js';
 import { seekDoc, type Posting } from '../fulltext/postings.js';
 import type { Unit } from './derivations.js';
-import type { WordSlots } from './scratch.js';
+import type { SearchScratch } from './scratch.js';
 
 /** Documents whose tokens one query keeps (a few MB of long documents at most). */
 const KEPT_TOKENS_DOCS = 4096;
@@ -31,9 +31,12 @@ export class WordUnitMap {
   readonly lists: ListSource[] = [];
   private released = false;
   private readonly tokens = new Map<number, Uint32Array | undefined>();
+  /** Decoded tokens live in the search's scratch: a few KB per long document, for thousands of them. */
+  private readonly alloc: (n: number) => Uint32Array;
 
-  constructor(state: IndexState, units: readonly Unit[], private readonly slots: WordSlots) {
-    this.slot = slots.acquire(state.wordCount);
+  constructor(state: IndexState, units: readonly Unit[], private readonly scratch: SearchScratch) {
+    this.slot = scratch.words.acquire(state.wordCount);
+    this.alloc = (n) => scratch.uints(n);
     for (const u of units) {
       for (const src of u.sources) {
         const typo = src.typo + u.baseTypo;
@@ -61,7 +64,7 @@ export class WordUnitMap {
     // proximity rule): the tokens of the first few thousand documents read are kept.
     let t = this.tokens.get(d);
     if (t === undefined && !this.tokens.has(d)) {
-      t = recordTokens(state, d);
+      t = recordTokens(state, d, this.alloc);
       if (this.tokens.size < KEPT_TOKENS_DOCS) this.tokens.set(d, t);
     }
     if (t) {
@@ -83,6 +86,6 @@ export class WordUnitMap {
     if (this.released) return;
     this.released = true;
     for (const w of this.words) this.slot[w] = -1;
-    this.slots.release();
+    this.scratch.words.release();
   }
 }
