@@ -41,13 +41,16 @@ peers="n1=127.0.0.1:7801,n2=127.0.0.1:7802,n3=127.0.0.1:7803"
 # The allocator settings `npm start` uses (package.json's config.glibcTunables, see the README's
 # "Memory"); a GLIBC_TUNABLES of your own, even an empty one, is used instead.
 tunables="${GLIBC_TUNABLES-$(node -p "require('./package.json').config.glibcTunables")}"
+# Node's options likewise (config.nodeOptions: V8's helper threads, see "Memory"); a NODE_OPTIONS
+# of your own is used instead.
+options="${NODE_OPTIONS-$(node -p "require('./package.json').config.nodeOptions")}"
 for i in 1 2 3; do
   if running "$data/n$i.pid"; then
     echo "n$i is already running (pid $(cat "$data/n$i.pid"))"
     continue
   fi
   # The secret travels in the environment, not on the command line that `ps` shows.
-  GLIBC_TUNABLES="$tunables" nohup node dist/src/main.js --node-id "n$i" --db-path "$data/n$i" --http-addr "127.0.0.1:770$i" \
+  GLIBC_TUNABLES="$tunables" NODE_OPTIONS="$options" nohup node dist/src/main.js --node-id "n$i" --db-path "$data/n$i" --http-addr "127.0.0.1:770$i" \
     --raft-addr "127.0.0.1:780$i" --peers "$peers" >> "$data/n$i.log" 2>&1 &
   echo $! > "$data/n$i.pid"
 done

@@ -1,10 +1,11 @@
-// `npm start` gives the node glibc's allocator settings from package.json (see the README's
-// "Memory"); a GLIBC_TUNABLES of the user's own, even an empty one, wins.
+// `npm start` gives the node glibc's allocator settings and Node's options from package.json
+// (see the README's "Memory"); a GLIBC_TUNABLES or NODE_OPTIONS of the user's own, even an empty
+// one, wins.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, glibcTunables, ROOT, tempDir } from './helpers/node.js';
+import { freePort, glibcTunables, nodeOptions, ROOT, tempDir } from './helpers/node.js';
 
 const tunables = glibcTunables();
 
@@ -55,6 +56,42 @@ async function startEnv(env: NodeJS.ProcessEnv): Promise<string | null> {
   return node.tunables;
 }
 
+/**
+ * NODE_OPTIONS of the node `npm start` runs (null: unset), read from /proc: the preload above
+ * travels in NODE_OPTIONS, which would then be the user's own.
+ */
+async function startNodeOptions(env: NodeJS.ProcessEnv): Promise<string | null> {
+  const dir = tempDir();
+  const port = await freePort();
+  const db = join(dir, 'db');
+  const proc = spawn('npm', ['start', '--', '--db-path', db, '--http-addr', `127.0.0.1:${port}`, '--log-level', 'warn'], {
+    cwd: ROOT,
+    env,
+    stdio: 'ignore',
+    detached: true,
+  });
+  started = { proc, dir };
+  const deadline = Date.now() + 30_000;
+  while (!(await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false))) {
+    if (proc.exitCode !== null) throw new Error(`npm start exited with ${proc.exitCode}`);
+    if (Date.now() > deadline) throw new Error('npm start did not answer within 30 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (!args.some((a) => a.endsWith(join('dist', 'src', 'main.js'))) || !args.includes(db)) continue;
+    const vars = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    const found = vars.find((v) => v.startsWith('NODE_OPTIONS='));
+    return found === undefined ? null : found.slice('NODE_OPTIONS='.length);
+  }
+  throw new Error('no node process under npm start');
+}
+
 describe.runIf(process.platform === 'linux')('npm start', () => {
   it('runs the node with the allocator settings of package.json', async () => {
     expect(tunables).toMatch(/^glibc\.malloc\./);
@@ -65,5 +102,16 @@ describe.runIf(process.platform === 'linux')('npm start', () => {
 
   it('keeps a GLIBC_TUNABLES of the user, an empty one included', async () => {
     expect(await startEnv({ ...process.env, GLIBC_TUNABLES: '' })).toBe('');
+  }, 60_000);
+
+  it('runs the node with the Node options of package.json', async () => {
+    expect(nodeOptions()).toMatch(/^--v8-pool-size=\d+$/);
+    const env = { ...process.env };
+    delete env.NODE_OPTIONS;
+    expect(await startNodeOptions(env)).toBe(nodeOptions());
+  }, 60_000);
+
+  it('keeps a NODE_OPTIONS of the user, an empty one included', async () => {
+    expect(await startNodeOptions({ ...process.env, NODE_OPTIONS: '' })).toBe('');
   }, 60_000);
 });

@@ -14,16 +14,30 @@ export const MAIN = join(ROOT, 'dist/src/main.js');
 
 /**
  * The environment `npm start` gives a node: glibc's allocator settings from package.json's
- * `config.glibcTunables` unless GLIBC_TUNABLES is set (empty: glibc's defaults). Spawned nodes
- * run with them, so that tests and benchmarks run what users run.
+ * `config.glibcTunables` unless GLIBC_TUNABLES is set (empty: glibc's defaults), and Node's
+ * options from `config.nodeOptions` unless NODE_OPTIONS is set. Spawned nodes run with them,
+ * so that tests and benchmarks run what users run.
  */
 export function nodeEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return env.GLIBC_TUNABLES !== undefined ? env : { ...env, GLIBC_TUNABLES: glibcTunables() };
+  return {
+    ...env,
+    GLIBC_TUNABLES: env.GLIBC_TUNABLES ?? glibcTunables(),
+    NODE_OPTIONS: env.NODE_OPTIONS ?? nodeOptions(),
+  };
+}
+
+function config(): { glibcTunables: string; nodeOptions: string } {
+  return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { config: { glibcTunables: string; nodeOptions: string } }).config;
 }
 
 /** package.json's `config.glibcTunables`. */
 export function glibcTunables(): string {
-  return (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { config: { glibcTunables: string } }).config.glibcTunables;
+  return config().glibcTunables;
+}
+
+/** package.json's `config.nodeOptions`. */
+export function nodeOptions(): string {
+  return config().nodeOptions;
 }
 
 export function tempDir(prefix = 'trine-test-'): string {
