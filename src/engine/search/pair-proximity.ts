@@ -4,7 +4,7 @@
 // the proximity rule faces many documents, where reading every document's record one by
 // one would cost far more.
 
-import { distinctDocs, docRun, entryRanges, gallop, type Posting } from '../fulltext/postings.js';
+import { docRun, entryRanges, gallop, type Posting } from '../fulltext/postings.js';
 import { PendingTable, type PendingEntry } from './pending-entries.js';
 import type { Source, Unit } from './derivations.js';
 
@@ -170,14 +170,29 @@ function keptPairCosts(
   const docs = new Uint32Array(most);
   const costs = new Uint8Array(most);
   let n = 0;
-  // The runs of the smaller list's documents, in both lists.
-  const smaller = distinctDocs((A.ndocs <= B.ndocs ? A : B).docs);
-  const ra = entryRanges(A.docs, smaller);
-  const rb = entryRanges(B.docs, smaller);
-  pairRanges(A, ra, B, rb, (d, a0, a1, b0, b1) => {
-    const c = closestPair(A.fps, a0, a1, 0, B.fps, b0, b1, byAttribute, weights);
-    if (c < MAX_PAIR_COST) (docs[n] = d), (costs[n++] = c);
-  });
+  // One merge of both lists, a document's run stepped over at once: finding either list's
+  // runs of the smaller list's documents first, then joining those, took twice as long ("of
+  // the" on the longdocs dictionary: 7.0 ms against 4.1).
+  const ad = A.docs;
+  const bd = B.docs;
+  let i = 0;
+  let j = 0;
+  while (i < ad.length && j < bd.length) {
+    const d = ad[i]!;
+    const e = bd[j]!;
+    if (d < e) i++;
+    else if (e < d) j++;
+    else {
+      let ie = i + 1;
+      while (ie < ad.length && ad[ie] === d) ie++;
+      let je = j + 1;
+      while (je < bd.length && bd[je] === d) je++;
+      const c = closestPair(A.fps, i, ie, 0, B.fps, j, je, byAttribute, weights);
+      if (c < MAX_PAIR_COST) (docs[n] = d), (costs[n++] = c);
+      i = ie;
+      j = je;
+    }
+  }
   const out = { docs: docs.slice(0, n), costs: costs.slice(0, n), pending: null, used: true };
   table.docs += n;
   table.entries.set(key, out);
