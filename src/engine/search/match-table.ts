@@ -515,12 +515,22 @@ export class MatchTable {
       }
       const tt = src.typo + u.baseTypo + 1;
       const typoSource = src.typo > 0;
+      // A single word at query position 0 costs least at its first position in a field, and
+      // only there can it sit at `q`: later occurrences in the same field change nothing (a
+      // common word's list holds several per field of a long document).
+      let lastD = -1;
+      let lastF = -1;
       for (let r = 0; r < nr; r += 2)
       for (let i = ranges === null ? 0 : ranges[r]!, e = ranges === null ? docs.length : ranges[r + 1]!; i < e; i++) {
         const d = docs[i]!;
-        if (admitted !== null && admitted[d] !== 1) continue;
         const fp = fps[i]!;
         const f = fp >>> 16;
+        if (simple) {
+          if (d === lastD && f === lastF) continue;
+          lastD = d;
+          lastF = f;
+        }
+        if (admitted !== null && admitted[d] !== 1) continue;
         const w = f < nw ? weights[f]! : -1;
         if (w < 0) continue;
         if (typoSource && exactFields[f] === 1) continue;
