@@ -24,44 +24,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-// A preload (NODE_OPTIONS reaches npm and the node it starts) that writes each process's script
-// and GLIBC_TUNABLES as glibc left it in the environment the process reads (glibc may rewrite
-// /proc/<pid>/environ in place, so that file does not say).
-const PRELOAD = `const { appendFileSync } = require('node:fs');
-appendFileSync(process.env.TRINE_TEST_ENV_OUT, JSON.stringify({ script: process.argv[1] ?? '', tunables: process.env.GLIBC_TUNABLES ?? null }) + '\\n');`;
-
-/** GLIBC_TUNABLES as the node process `npm start` runs sees it, once the node answers (null: unset). */
-async function startEnv(env: NodeJS.ProcessEnv): Promise<string | null> {
-  const dir = tempDir();
-  const port = await freePort();
-  const preload = join(dir, 'preload.cjs');
-  const out = join(dir, 'env.ndjson');
-  writeFileSync(preload, PRELOAD);
-  const proc = spawn('npm', ['start', '--', '--db-path', join(dir, 'db'), '--http-addr', `127.0.0.1:${port}`, '--log-level', 'warn'], {
-    cwd: ROOT,
-    env: { ...env, NODE_OPTIONS: `--require ${preload}`, TRINE_TEST_ENV_OUT: out },
-    stdio: 'ignore',
-    detached: true,
-  });
-  started = { proc, dir };
-  const deadline = Date.now() + 30_000;
-  while (!(await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false))) {
-    if (proc.exitCode !== null) throw new Error(`npm start exited with ${proc.exitCode}`);
-    if (Date.now() > deadline) throw new Error('npm start did not answer within 30 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { script: string; tunables: string | null });
-  const node = lines.find((l) => l.script.endsWith(join('dist', 'src', 'main.js')));
-  if (!node) throw new Error(`no node process under npm start: ${JSON.stringify(lines)}`);
-  return node.tunables;
-}
-
-/**
- * NODE_OPTIONS of the node `npm start` runs (null: unset), read from /proc: the preload above
- * travels in NODE_OPTIONS, which would then be the user's own.
- */
-async function startNodeOptions(env: NodeJS.ProcessEnv): Promise<string | null> {
-  const dir = tempDir();
+/** Runs `npm start` with its database in `dir` until the node answers; returns the database path. */
+async function npmStart(dir: string, env: NodeJS.ProcessEnv): Promise<string> {
   const port = await freePort();
   const db = join(dir, 'db');
   const proc = spawn('npm', ['start', '--', '--db-path', db, '--http-addr', `127.0.0.1:${port}`, '--log-level', 'warn'], {
@@ -77,6 +41,35 @@ async function startNodeOptions(env: NodeJS.ProcessEnv): Promise<string | null> 
     if (Date.now() > deadline) throw new Error('npm start did not answer within 30 s');
     await new Promise((r) => setTimeout(r, 100));
   }
+  return db;
+}
+
+// A preload (NODE_OPTIONS reaches npm and the node it starts) that writes each process's script
+// and GLIBC_TUNABLES as glibc left it in the environment the process reads (glibc may rewrite
+// /proc/<pid>/environ in place, so that file does not say).
+const PRELOAD = `const { appendFileSync } = require('node:fs');
+appendFileSync(process.env.TRINE_TEST_ENV_OUT, JSON.stringify({ script: process.argv[1] ?? '', tunables: process.env.GLIBC_TUNABLES ?? null }) + '\\n');`;
+
+/** GLIBC_TUNABLES as the node process `npm start` runs sees it, once the node answers (null: unset). */
+async function startEnv(env: NodeJS.ProcessEnv): Promise<string | null> {
+  const dir = tempDir();
+  const preload = join(dir, 'preload.cjs');
+  const out = join(dir, 'env.ndjson');
+  writeFileSync(preload, PRELOAD);
+  await npmStart(dir, { ...env, NODE_OPTIONS: `--require ${preload}`, TRINE_TEST_ENV_OUT: out });
+  const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { script: string; tunables: string | null });
+  const node = lines.find((l) => l.script.endsWith(join('dist', 'src', 'main.js')));
+  if (!node) throw new Error(`no node process under npm start: ${JSON.stringify(lines)}`);
+  return node.tunables;
+}
+
+/**
+ * NODE_OPTIONS of the node `npm start` runs (null: unset), read from /proc: the preload above
+ * travels in NODE_OPTIONS, which would then be the user's own.
+ */
+async function startNodeOptions(env: NodeJS.ProcessEnv): Promise<string | null> {
+  const dir = tempDir();
+  const db = await npmStart(dir, env);
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     let args: string[];
     try {
