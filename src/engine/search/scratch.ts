@@ -85,16 +85,17 @@ export const LEVEL_CACHE_SIZE = 4096;
 
 /**
  * Tables of a byte per document (the proximity rule's pair costs), handed out for one search
- * and taken back when it ends: each fresh one was a calloc the garbage collector accounts as
- * external memory, and at 0.5 MB per search those brought a full collection every 64 MB,
- * whose marking steps then ran in the next idle moment, a search's document read.
+ * and taken back when it ends: each fresh one was memory the garbage collector counts as
+ * external, which starts a full collection every 64 MB; these were a third of the 0.6 MB a
+ * three-word search of the longdocs dictionary allocated, and the collections' marking steps
+ * ran in the next idle moment, a search's document read.
  */
 class ByteTables {
   private readonly free: Uint8Array[] = [];
   private readonly used: Uint8Array[] = [];
 
   take(n: number, fill: number): Uint8Array {
-    let i = this.free.findIndex((b) => b.length >= n);
+    const i = this.free.findIndex((b) => b.length >= n);
     const b = i >= 0 ? this.free.splice(i, 1)[0]! : new Uint8Array(Math.ceil(n * 1.25) + 64);
     this.used.push(b);
     const v = b.subarray(0, n);
