@@ -228,12 +228,11 @@ class FirstChars {
   readonly chars: string[] = [];
   private readonly ranges = new Map<string, [number, number]>();
   private readonly scattered = new Set<string>();
-  private last = '';
 
   /** The first unit of the last word added by its code units, and the one after a high surrogate (-1 if none). */
   private lastUnit = -1;
   private lastLow = -1;
-  /** The range of `last`, unless it is scattered. */
+  /** The range of the last word's first character, unless it is scattered. */
   private lastRange: [number, number] | null = null;
 
   /** No string is made unless the first character changes (an index opens with a million words). */
@@ -271,7 +270,6 @@ class FirstChars {
       this.ranges.set(f, this.lastRange);
     }
     this.chars.push(f);
-    this.last = f;
   }
 
   /** The ranges, once every one of the `n` words was added. */
