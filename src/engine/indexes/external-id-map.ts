@@ -10,7 +10,7 @@
 // Whoever needs the map before it is built finishes building it at once.
 
 import { SplitMap } from '../../util/split-map.js';
-import { runSteps, Yielder } from '../../util/yielder.js';
+import { Yielder } from '../../util/yielder.js';
 
 /** A batch's changes to the map: an id's docid after the batch, null when removed. */
 export interface IdChanges extends Iterable<[string, number | null]> {
@@ -55,7 +55,7 @@ export class ExternalIdMap {
 
   /** The map as stored, built now if the slices have not finished it. */
   private get base(): SplitMap<string, number> {
-    if (this.built === null) this.finish(() => runSteps(this.pending!));
+    while (!this.step());
     return this.built!;
   }
 
@@ -64,33 +64,27 @@ export class ExternalIdMap {
     this.pending = null;
   }
 
-  private finish(build: () => SplitMap<string, number>): void {
+  /**
+   * Takes one step of building the map; true once it is built. A step that throws (a damaged
+   * chunk) fails the map for good: every later step throws the same error.
+   */
+  private step(): boolean {
+    if (this.built !== null) return true;
     if (this.failure !== null) throw this.failure;
+    let r: IteratorResult<void, SplitMap<string, number>>;
     try {
-      this.base = build();
+      r = this.pending!.next();
     } catch (e) {
       this.failure = e;
       throw e;
     }
+    if (r.done) this.base = r.value;
+    return r.done === true;
   }
 
   /** Builds the map a slice at a time, unless something needed it first. */
   async loadInTurns(yielder: Yielder): Promise<void> {
-    while (this.built === null && this.failure === null) {
-      const steps = this.pending!;
-      let r: IteratorResult<void, SplitMap<string, number>>;
-      try {
-        r = steps.next();
-      } catch (e) {
-        this.failure = e;
-        throw e;
-      }
-      if (r.done) {
-        this.base = r.value;
-        return;
-      }
-      await yielder.maybe();
-    }
+    while (this.failure === null && !this.step()) await yielder.maybe();
   }
 
   get size(): number {
