@@ -32,14 +32,18 @@ function exactTerms(level: Level): { terms: Unit[]; positions: number } | null {
 /** 0: an attribute equals the query; 1: one starts with it; 2: neither. */
 function exactAttribute(ctx: RankingContext, d: number, level: Level): number {
   if (!level.contiguousFromStart) return 2;
-  const table = ctx.table!;
   if (level.units.length === 1) {
-    const flags = table.exactAt(d, level.units[0]!.unit.id);
+    const flags = ctx.table!.exactAt(d, level.units[0]!.unit.id);
     return flags & EXACT_WHOLE_FIELD ? 0 : flags & EXACT_AT_START ? 1 : 2;
   }
   // One single-term unit per kept term; they must all sit at their query position in one field.
   const exact = exactTerms(level);
-  if (exact === null) return 2;
+  return exact === null ? 2 : termsAttribute(ctx, d, exact);
+}
+
+/** exactAttribute of a level of several units, contiguous from the query's start, given its exact terms. */
+function termsAttribute(ctx: RankingContext, d: number, exact: { terms: Unit[]; positions: number }): number {
+  const table = ctx.table!;
   const { terms, positions } = exact;
   // Cheap rejection first: every term's exact word must sit at its query position somewhere.
   for (let i = 0; i < terms.length; i++) if ((table.exactAt(d, terms[i]!.id) & EXACT_AT_START) === 0) return 2;
@@ -87,6 +91,44 @@ function tiledExactWordsCost(table: NonNullable<RankingContext['table']>, level:
   return Number.isFinite(c) ? c : bestTiling(level, words, true);
 }
 
+/**
+ * Costs of a bucket whose documents share one level: what depends on the level alone is
+ * looked up once, not per document (a common word's bucket holds most of the index).
+ */
+function commonLevelCosts(ctx: RankingContext, docs: Uint32Array, level: Level, out: Int32Array): Int32Array {
+  const table = ctx.table!;
+  const several = level.contiguousFromStart && level.units.length > 1;
+  const exact = several ? exactTerms(level) : null;
+  // A document whose mask holds no spanning unit takes the single-term tiling.
+  const singles = level.simpleUnits ?? level.singles;
+  const spans = level.simpleUnits !== null ? 0 : level.spanMask;
+  // The exact terms are usually the singles themselves: one read of each slot then gives both
+  // the missing exact words and the cheap rejection of termsAttribute.
+  const fused = exact !== null && singles !== null && sameIds(exact.terms, singles);
+  for (let i = 0; i < docs.length; i++) {
+    const d = docs[i]!;
+    let words: number;
+    let rejected = false;
+    if (singles !== null && (table.unitsOf(d) & spans) === 0) {
+      words = 0;
+      let atStart = EXACT_AT_START;
+      for (let k = 0; k < singles.length; k++) {
+        const flags = table.exactAt(d, singles[k]!);
+        if ((flags & EXACT_PRESENT) === 0) words++;
+        atStart &= flags;
+      }
+      rejected = fused && atStart === 0;
+    } else words = tiledExactWordsCost(table, level, d);
+    const attr = rejected ? 2 : exact !== null ? termsAttribute(ctx, d, exact) : several ? 2 : exactAttribute(ctx, d, level);
+    out[i] = attr * RADIX + words;
+  }
+  return out;
+}
+
+function sameIds(units: readonly Unit[], ids: readonly number[]): boolean {
+  return units.length === ids.length && units.every((u, i) => u.id === ids[i]);
+}
+
 function maxExactWords(ctx: RankingContext, level: Level): number {
   return ctx.memo(`exactness:max:${level.index}`, () => Math.max(0, bestTiling(level, (u) => u.end - u.start + 1, true)));
 }
@@ -116,6 +158,8 @@ export const exactnessRule: RankingRule = {
       return out;
     }
     const out = ctx.scratch.ints(docs.length);
+    const level = ctx.commonLevel(docs);
+    if (level !== null) return commonLevelCosts(ctx, docs, level, out);
     for (let i = 0; i < docs.length; i++) {
       const d = docs[i]!;
       const level = ctx.levelOf(d);

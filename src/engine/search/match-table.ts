@@ -767,6 +767,11 @@ export class MatchTable {
     return d * this.U + u;
   }
 
+  /** The packed slot of (document, unit), see slot.ts; 0 when the unit does not match. */
+  slotAt(d: number, u: number): number {
+    return this.agg[d * this.U + u]!;
+  }
+
   /** Typo count of the unit in the document, or NO_TYPO when it does not match. */
   typoAt(d: number, u: number): number {
     const v = this.agg[d * this.U + u]! & TYPO_MASK;
