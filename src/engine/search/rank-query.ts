@@ -271,11 +271,18 @@ class Context implements RankingContext {
     this.levelOfBucket = null;
     const out = t.docsShared ? new Uint32Array(docs.length) : docs;
     let n = 0;
+    // Neighbouring documents mostly match the same units: the last mask's level is reused.
+    let lastMask = -1;
+    let last: Level | null = null;
     for (let i = 0; i < docs.length; i++) {
       const d = docs[i]!;
-      const l = this.levelFor(t.unitsOf(d));
-      if (l === null) continue;
-      idx[d] = l.index;
+      const m = t.unitsOf(d);
+      if (m !== lastMask) {
+        lastMask = m;
+        last = this.levelFor(m);
+      }
+      if (last === null) continue;
+      idx[d] = last.index;
       out[n++] = d;
     }
     return out.subarray(0, n);
