@@ -184,6 +184,44 @@ describe('pair costs carried from state to state', () => {
   });
 });
 
+describe('pair costs of words seldom close', () => {
+  it('are carried through a batch of thousands of documents, and rank as from scratch', async () => {
+    // "in" and "or" in every document, close in few: the kept costs hold few documents but
+    // were joined from both whole lists, so a batch larger than those few is patched, not
+    // dropped and joined again.
+    const r = rng(23);
+    const rnd = (n: number) => Math.floor(r() * n);
+    const fill = ['lamp', 'river', 'stone', 'cloud'];
+    const make = (i: number): Doc => {
+      const words = Array.from({ length: 14 }, () => fill[rnd(fill.length)]!);
+      words[0] = 'in';
+      words[i % 50 === 0 ? 1 : 9 + rnd(5)] = 'or';
+      return { id: i, t: words.join(' ') };
+    };
+    const docs = new Map<number, Doc>(Array.from({ length: 6000 }, (_, i) => [i, make(i)] as [number, Doc]));
+    let state = await fresh(docs);
+    const ranked = (s: IndexState) => [[0, 10], [100, 20], [10_000, 30]].map(([offset, limit]) => search(s, 'in or', { offset, limit }).hits.map((h) => [h.docid, h.score]));
+    ranked(state);
+    const kept = (s: IndexState) => [...((s.memo.get(KEPT_PAIR_COSTS) as KeptPairCostTable | undefined)?.entries.values() ?? [])];
+    // The word "or" and its indexed prefix list, each paired with "in".
+    expect(kept(state).length).toBeGreaterThan(0);
+    for (const e of kept(state)) expect(e.docs.length).toBeLessThan(200);
+    const n = kept(state).length;
+    const changes: DocChange[] = [];
+    for (let d = 6000; d < 11_000; d++) {
+      const doc = make(d);
+      changes.push({ docid: d, before: null, after: doc });
+      docs.set(d, doc);
+    }
+    const staged = await applyChanges(state, changes, new Yielder());
+    staged.commitTables();
+    state = staged.state;
+    expect(kept(state).map((e) => e.pending?.length)).toEqual(Array(n).fill(5000));
+    expect(ranked(state)).toEqual(ranked(await fresh(docs)));
+    expect(kept(state).map((e) => e.pending)).toEqual(Array(n).fill(null));
+  });
+});
+
 describe('scans carried from state to state', () => {
   it('are patched for the documents a batch changed, and rank as from scratch', async () => {
     // Long lists (a one-letter prefix, a common word) are scanned once per state and kept;

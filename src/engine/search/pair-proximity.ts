@@ -4,7 +4,7 @@
 // the proximity rule faces many documents, where reading every document's record one by
 // one would cost far more.
 
-import { docRun, entryRanges, gallop, type Posting } from '../fulltext/postings.js';
+import { docEnd, entryRanges, gallop, type Posting } from '../fulltext/postings.js';
 import { PendingTable, type PendingEntry } from './pending-entries.js';
 import type { Source, Unit } from './derivations.js';
 
@@ -95,11 +95,17 @@ function patchKept(table: KeptPairCostTable, e: KeptPairCosts, A: Posting, B: Po
   const pending = e.pending!;
   const fresh: number[] = [];
   const freshCosts: number[] = [];
+  // The pending documents ascend: each list is searched from where the last one was found.
+  let atA = 0;
+  let atB = 0;
   for (const d of pending) {
-    const ra = docRun(A, d);
-    const rb = ra && docRun(B, d);
-    if (!ra || !rb) continue;
-    const c = closestPair(A.fps, ra[0], ra[1], 0, B.fps, rb[0], rb[1], byAttribute, weights);
+    atA = gallop(A.docs, d, atA);
+    if (atA >= A.docs.length) break;
+    if (A.docs[atA] !== d) continue;
+    atB = gallop(B.docs, d, atB);
+    if (atB >= B.docs.length) break;
+    if (B.docs[atB] !== d) continue;
+    const c = closestPair(A.fps, atA, docEnd(A, atA), 0, B.fps, atB, docEnd(B, atB), byAttribute, weights);
     if (c < MAX_PAIR_COST) (fresh.push(d), freshCosts.push(c));
   }
   const docs = new Uint32Array(e.docs.length + fresh.length);
@@ -123,6 +129,7 @@ function patchKept(table: KeptPairCostTable, e: KeptPairCosts, A: Posting, B: Po
   e.docs = docs.slice(0, k);
   e.costs = costs.slice(0, k);
   e.pending = null;
+  e.reads = A.ndocs + B.ndocs;
 }
 
 /**
@@ -193,7 +200,7 @@ function keptPairCosts(
       j = je;
     }
   }
-  const out = { docs: docs.slice(0, n), costs: costs.slice(0, n), pending: null, used: true };
+  const out = { docs: docs.slice(0, n), costs: costs.slice(0, n), pending: null, used: true, reads: A.ndocs + B.ndocs };
   table.docs += n;
   table.entries.set(key, out);
   return out;

@@ -7,7 +7,7 @@ import type { Yielder } from '../../util/yielder.js';
 
 /**
  * Documents batches changed that a carried entry can wait to recompute: past them (and past
- * the entry's own documents, which recomputing it whole would read) it is dropped.
+ * the documents recomputing it whole would read) it is dropped.
  */
 const MAX_PENDING = 4096;
 
@@ -16,6 +16,12 @@ export interface PendingEntry {
   pending: Uint32Array | null;
   /** Read by a search of this state (entries no search read are not carried further). */
   used: boolean;
+  /**
+   * Documents computing the entry again whole would read, when not its own documents: a pair's
+   * kept costs hold only the documents where the two words are close, but are joined from
+   * both words' whole lists.
+   */
+  reads?: number;
 }
 
 /**
@@ -56,7 +62,7 @@ async function carryPending<E extends PendingEntry & { docs: Uint32Array }>(entr
     if ((++n & 255) === 0) await yielder.maybe();
     if (!e.used) continue;
     const pending = e.pending === null ? touched : unionSorted(e.pending, touched);
-    if (pending.length > MAX_PENDING && pending.length > e.docs.length) continue;
+    if (pending.length > MAX_PENDING && pending.length > (e.reads ?? e.docs.length)) continue;
     out.set(key, { ...e, pending: pending.length > 0 ? pending : null, used: false });
   }
   return out;
