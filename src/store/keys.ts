@@ -32,10 +32,12 @@ export function decodeUint(b: Buffer, offset = 0, bytes: 4 | 8 = 8): number {
 
 type Part = string | number | Buffer;
 
-function partToBuffer(p: Part): Buffer {
-  if (typeof p === 'number') return encodeUint(p);
-  if (typeof p === 'string') return Buffer.from(p, 'utf8');
-  return p;
+/** `n` as 8 big-endian bytes at `at` (as encodeUint writes it); the offset after them. */
+function writeUint64(out: Buffer, n: number, at: number): number {
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`A key part must be an integer from 0 to 2^53 - 1, not ${n}`);
+  out.writeUInt32BE(Math.floor(n / 0x1_0000_0000), at);
+  out.writeUInt32BE(n >>> 0, at + 4);
+  return at + 8;
 }
 
 /** A named key space: `space.key('a', 1)` = tag 0 'a' 0 u64(1). String parts must not hold NUL. */
@@ -47,13 +49,24 @@ export class KeySpace {
     this.prefix = parent ? Buffer.concat([parent.prefix, own]) : own;
   }
 
+  /**
+   * One buffer, sized first and written in place: a search builds a key per hit it reads, and
+   * building each from a buffer per part (an ArrayBuffer each, counted as external memory by
+   * the collector) then concatenating them cost more than the read itself.
+   */
   key(...parts: Part[]): Buffer {
-    const bufs: Buffer[] = [this.prefix];
-    parts.forEach((p, i) => {
-      bufs.push(partToBuffer(p));
-      if (i < parts.length - 1) bufs.push(Buffer.from([SEP]));
-    });
-    return Buffer.concat(bufs);
+    let n = this.prefix.length + Math.max(0, parts.length - 1);
+    for (const p of parts) n += typeof p === 'number' ? 8 : typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : p.length;
+    const out = Buffer.allocUnsafe(n);
+    let at = this.prefix.copy(out, 0);
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!;
+      if (typeof p === 'number') at = writeUint64(out, p, at);
+      else if (typeof p === 'string') at += out.write(p, at, 'utf8');
+      else at += p.copy(out, at);
+      if (i < parts.length - 1) out[at++] = SEP;
+    }
+    return out;
   }
 
   /** Prefix of all keys whose leading parts are `parts` (trailing separator included). */
