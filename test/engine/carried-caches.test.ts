@@ -35,6 +35,27 @@ function text(r: () => number, vocab: string[], n: number): string {
   return Array.from({ length: n }, () => vocab[Math.floor(r() * vocab.length)]!).join(' ');
 }
 
+/** The state after a batch adding documents `from` to `to` (docid = id), added to `docs` too. */
+async function addDocuments(state: IndexState, docs: Map<number, Doc>, make: (id: number) => Doc, from: number, to: number): Promise<IndexState> {
+  const changes: DocChange[] = [];
+  for (let d = from; d < to; d++) {
+    const doc = make(d);
+    changes.push({ docid: d, before: null, after: doc });
+    docs.set(d, doc);
+  }
+  const staged = await applyChanges(state, changes, new Yielder());
+  staged.commitTables();
+  return staged.state;
+}
+
+/** Per query and page (offset, limit): the candidates, then each hit's docid and score. */
+function rankedPages(s: IndexState, queries: readonly string[], pages: readonly (readonly [number, number])[]): unknown[] {
+  return queries.flatMap((q) => pages.map(([offset, limit]) => {
+    const out = search(s, q, { offset, limit });
+    return [out.candidates, ...out.hits.map((h) => [h.docid, h.score])];
+  }));
+}
+
 async function fresh(docs: Map<number, Doc>): Promise<IndexState> {
   const staged = await buildFromDocuments(defaultSettings(), [...docs].sort((a, b) => a[0] - b[0]), new Yielder());
   staged.commitTables();
@@ -207,15 +228,7 @@ describe('pair costs of words seldom close', () => {
     expect(kept(state).length).toBeGreaterThan(0);
     for (const e of kept(state)) expect(e.docs.length).toBeLessThan(200);
     const n = kept(state).length;
-    const changes: DocChange[] = [];
-    for (let d = 6000; d < 11_000; d++) {
-      const doc = make(d);
-      changes.push({ docid: d, before: null, after: doc });
-      docs.set(d, doc);
-    }
-    const staged = await applyChanges(state, changes, new Yielder());
-    staged.commitTables();
-    state = staged.state;
+    state = await addDocuments(state, docs, make, 6000, 11_000);
     expect(kept(state).map((e) => e.pending?.length)).toEqual(Array(n).fill(5000));
     expect(ranked(state)).toEqual(ranked(await fresh(docs)));
     expect(kept(state).map((e) => e.pending)).toEqual(Array(n).fill(null));
@@ -237,10 +250,7 @@ describe('scans carried from state to state', () => {
     let next = docs.size;
     const queries = ['x', 'lamp', 'river'];
     const pages = [[0, 20], [5000, 50], [10_900, 200]] as const;
-    const ranked = (s: IndexState) => queries.flatMap((q) => pages.map(([offset, limit]) => {
-      const out = search(s, q, { offset, limit });
-      return [out.candidates, ...out.hits.map((h) => [h.docid, h.score])];
-    }));
+    const ranked = (s: IndexState) => rankedPages(s, queries, pages);
     for (let round = 0; round < 4; round++) {
       ranked(state);
       const table = state.memo.get(KEPT_SCANS) as KeptScanTable;
@@ -273,10 +283,7 @@ describe('scans of the words of a longer query carried from state to state', () 
     let next = docs.size;
     const queries = ['lamp river', 'river stone lamp', 'stone x'];
     const pages = [[0, 20], [4000, 50], [8900, 200]] as const;
-    const ranked = (s: IndexState) => queries.flatMap((q) => pages.map(([offset, limit]) => {
-      const out = search(s, q, { offset, limit });
-      return [out.candidates, ...out.hits.map((h) => [h.docid, h.score])];
-    }));
+    const ranked = (s: IndexState) => rankedPages(s, queries, pages);
     const proto = MatchTable.prototype as unknown as { mergedScan(...args: unknown[]): unknown };
     const spy = vi.spyOn(proto, 'mergedScan');
     try {
@@ -335,15 +342,7 @@ describe('scans carried through an import', () => {
       for (let round = 0; round < 3; round++) {
         ranked(state);
         const from = 6000 + round * 2000;
-        const changes: DocChange[] = [];
-        for (let d = from; d < from + 2000; d++) {
-          const doc = make(d);
-          changes.push({ docid: d, before: null, after: doc });
-          docs.set(d, doc);
-        }
-        const staged = await applyChanges(state, changes, new Yielder());
-        staged.commitTables();
-        state = staged.state;
+        state = await addDocuments(state, docs, make, from, from + 2000);
         const carried = state.memo.get(KEPT_SCANS) as KeptScanTable;
         expect(carried.entries.size, `round ${round}`).toBeGreaterThanOrEqual(queries.length);
         reads.length = 0;
