@@ -384,9 +384,9 @@ export class MatchTable {
    * Fills unit `u` from the scan kept under the key of its lists' predecessors (the lists a
    * batch patched), its documents the batch changed scanned again from the lists as they are
    * now: each document's slots depend on its own entries only. Null when there is none, else
-   * the unit's documents and slots now, merged from the kept ones and those scanned again.
+   * the kept scan and the documents scanned again (see mergedScan).
    */
-  private patchScan(u: Unit): { docs: Uint32Array; values: Uint32Array } | null {
+  private patchScan(u: Unit): { kept: KeptScan; pending: Uint32Array } | null {
     const view = this.state.view;
     // A list with no predecessor whose every document came with the last batch (a word new
     // to the index, such as a prefix's new derivation) was not read by the kept scan; every
@@ -399,7 +399,7 @@ export class MatchTable {
     const pending = kept.pending;
     this.replayUnit(u, kept, pending);
     this.scanUnit({ ...u, sources: u.sources.map((src) => ({ ...src, posting: entriesFor(src.posting, pending) })) });
-    return this.mergedScan(u, kept, pending);
+    return { kept, pending };
   }
 
   /**
@@ -452,7 +452,8 @@ export class MatchTable {
     // A table of one unit keeps its scan once its documents are collected (constructor).
     if (key === null || this.units.length === 1 || !this.roomFor(1)) return;
     if (patched !== null) {
-      if (this.roomFor(patched.docs.length)) this.keep(key, patched.docs, patched.values);
+      const merged = this.mergedScan(u, patched.kept, patched.pending);
+      if (this.roomFor(merged.docs.length)) this.keep(key, merged.docs, merged.values);
       return;
     }
     // The unit's slots the scan filled: every document of its lists the query's fields keep.
