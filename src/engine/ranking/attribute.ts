@@ -14,10 +14,8 @@ import { singleUnit, type RankingContext, type RankingRule } from './rule.js';
 const RADIX = 1024;
 const MAX_POSITION_COST_PER_WORD = 10;
 
-/** Attribute rank and word position of a document as one cost (no pair allocated: called once per document of a bucket). */
-function costOf(ctx: RankingContext, d: number): number {
-  const table = ctx.table!;
-  const level = ctx.levelOf(d);
+/** Attribute rank and word position of a document of `level` as one cost (no pair allocated: called once per document of a bucket). */
+function costAt(table: NonNullable<RankingContext['table']>, level: Level, d: number): number {
   const simple = simpleFor(level, table.unitsOf(d));
   return simple !== null ? simpleCost(table, d, simple) : tiledCostOf(table, level, d);
 }
@@ -40,7 +38,7 @@ function simpleCost(table: NonNullable<RankingContext['table']>, d: number, simp
   return f * RADIX + (p < RADIX ? p : RADIX - 1);
 }
 
-/** Apart from costOf: closures over its arguments there made V8 allocate a context on every call. */
+/** Apart from costAt: closures over its arguments there made V8 allocate a context on every call. */
 function tiledCostOf(table: NonNullable<RankingContext['table']>, level: Level, d: number): number {
   const bf = bestTiling(level, (u) => table.fidAt(d, u.id));
   const bp = bestTiling(level, (u) => table.posAt(d, u.id));
@@ -77,20 +75,12 @@ export const attributeRule: RankingRule = {
       return out;
     }
     const out = ctx.scratch.ints(docs.length);
-    // Documents that share a level: it is looked up once, and those whose mask holds no
-    // spanning unit take its single-term tiling.
+    const t = ctx.table!;
+    // Documents that share a level (a common word's bucket holds most of the index): it is
+    // looked up once, not per document.
     const level = ctx.commonLevel(docs);
-    const singles = level === null ? null : (level.simpleUnits ?? level.singles);
-    if (level !== null && singles !== null) {
-      const t = ctx.table!;
-      const spans = level.simpleUnits !== null ? 0 : level.spanMask;
-      for (let i = 0; i < docs.length; i++) {
-        const d = docs[i]!;
-        out[i] = (t.unitsOf(d) & spans) === 0 ? simpleCost(t, d, singles) : tiledCostOf(t, level, d);
-      }
-      return out;
-    }
-    for (let i = 0; i < docs.length; i++) out[i] = costOf(ctx, docs[i]!);
+    if (level !== null) for (let i = 0; i < docs.length; i++) out[i] = costAt(t, level, docs[i]!);
+    else for (let i = 0; i < docs.length; i++) out[i] = costAt(t, ctx.levelOf(docs[i]!), docs[i]!);
     return out;
   },
   ranks(ctx, d, cost) {

@@ -99,21 +99,20 @@ function commonLevelCosts(ctx: RankingContext, docs: Uint32Array, level: Level, 
   const table = ctx.table!;
   const several = level.contiguousFromStart && level.units.length > 1;
   const exact = several ? exactTerms(level) : null;
-  // A document whose mask holds no spanning unit takes the single-term tiling.
-  const singles = level.simpleUnits ?? level.singles;
-  const spans = level.simpleUnits !== null ? 0 : level.spanMask;
-  // The exact terms are usually the singles themselves: one read of each slot then gives both
-  // the missing exact words and the cheap rejection of termsAttribute.
-  const fused = exact !== null && singles !== null && sameIds(exact.terms, singles);
+  // The exact terms are usually the single-term tiling's units themselves (the only array
+  // simpleFor answers for this level): one read of each slot then gives both the missing exact
+  // words and the cheap rejection of termsAttribute.
+  const fused = exact !== null && sameIds(exact.terms, level.simpleUnits ?? level.singles ?? []);
   for (let i = 0; i < docs.length; i++) {
     const d = docs[i]!;
     let words: number;
     let rejected = false;
-    if (singles !== null && (table.unitsOf(d) & spans) === 0) {
+    const simple = simpleFor(level, table.unitsOf(d));
+    if (simple !== null) {
       words = 0;
       let atStart = EXACT_AT_START;
-      for (let k = 0; k < singles.length; k++) {
-        const flags = table.exactAt(d, singles[k]!);
+      for (let k = 0; k < simple.length; k++) {
+        const flags = table.exactAt(d, simple[k]!);
         if ((flags & EXACT_PRESENT) === 0) words++;
         atStart &= flags;
       }
