@@ -18,11 +18,19 @@ export function prefixEnd(prefix: Buffer): Buffer {
   return Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
 }
 
+/** `n` as 8 big-endian bytes at `at`; the offset after them. */
+function writeUint64(out: Buffer, n: number, at: number): number {
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`An integer stored in 8 bytes must be from 0 to 2^53 - 1, not ${n}`);
+  out.writeUInt32BE(Math.floor(n / 0x1_0000_0000), at);
+  out.writeUInt32BE(n >>> 0, at + 4);
+  return at + 8;
+}
+
 /** Big-endian u32/u64-safe integer, so that byte order equals numeric order. */
 export function encodeUint(n: number, bytes: 4 | 8 = 8): Buffer {
   const b = Buffer.alloc(bytes);
   if (bytes === 4) b.writeUInt32BE(n);
-  else b.writeBigUInt64BE(BigInt(n));
+  else writeUint64(b, n, 0);
   return b;
 }
 
@@ -31,14 +39,6 @@ export function decodeUint(b: Buffer, offset = 0, bytes: 4 | 8 = 8): number {
 }
 
 type Part = string | number | Buffer;
-
-/** `n` as 8 big-endian bytes at `at` (as encodeUint writes it); the offset after them. */
-function writeUint64(out: Buffer, n: number, at: number): number {
-  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`A key part must be an integer from 0 to 2^53 - 1, not ${n}`);
-  out.writeUInt32BE(Math.floor(n / 0x1_0000_0000), at);
-  out.writeUInt32BE(n >>> 0, at + 4);
-  return at + 8;
-}
 
 /** A named key space: `space.key('a', 1)` = tag 0 'a' 0 u64(1). String parts must not hold NUL. */
 export class KeySpace {

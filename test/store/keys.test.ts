@@ -15,6 +15,12 @@ describe('a key space', () => {
     expect(decodeUint(space.strip(space.key(2 ** 53 - 1)))).toBe(2 ** 53 - 1);
   });
 
+  it('stores an integer as 8 big-endian bytes', () => {
+    expect([...encodeUint(2 ** 40 + 3)]).toEqual([0, 0, 1, 0, 0, 0, 0, 3]);
+    expect([...encodeUint(2 ** 53 - 1)]).toEqual([0, 0x1f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+    expect([...encodeUint(258, 4)]).toEqual([0, 0, 1, 2]);
+  });
+
   it('orders keys of numbers as the numbers, across 32 bits', () => {
     const ns = [0, 1, 255, 256, 2 ** 32 - 1, 2 ** 32, 2 ** 40 + 3, 2 ** 53 - 1];
     const keys = ns.map((n) => space.key('a', n));
