@@ -46,4 +46,21 @@ describe('entryRanges', () => {
     const single = Uint32Array.from([2, 3, 5]);
     expect(distinctDocs(single)).toBe(single);
   });
+
+  it('collects the distinct documents in one walk given their count, and counts them when the count is wrong', () => {
+    const list = () => Uint32Array.from([1, 1, 4, 7, 7, 7, 9]);
+    expect(Array.from(distinctDocs(list(), 4))).toEqual([1, 4, 7, 9]);
+    for (const wrong of [0, 2, 3, 5, 6]) expect(Array.from(distinctDocs(list(), wrong))).toEqual([1, 4, 7, 9]);
+    // A count equal to the length is checked, not trusted.
+    expect(Array.from(distinctDocs(list(), 7))).toEqual([1, 4, 7, 9]);
+    const r = rng(11);
+    for (let round = 0; round < 20; round++) {
+      const xs: number[] = [];
+      for (let d = 0; d < 500; d++) for (let k = r() < 0.5 ? 0 : 1 + Math.floor(r() * 4); k > 0; k--) xs.push(d);
+      const l = Uint32Array.from(xs);
+      const want = [...new Set(xs)];
+      expect(Array.from(distinctDocs(l, want.length))).toEqual(want);
+      expect(Array.from(entryRanges(Uint32Array.from(xs), Uint32Array.from(want), want.length))).toEqual(naive(l, Uint32Array.from(want)));
+    }
+  });
 });

@@ -94,18 +94,36 @@ const distinctOf = new WeakMap<Uint32Array, Uint32Array>();
  * is computed once per list and kept with it: searches then step over the documents of a
  * frequent word rather than over its every occurrence.
  */
-export function distinctDocs(list: Uint32Array): Uint32Array {
-  let out = distinctOf.get(list);
-  if (out !== undefined) return out;
-  let n = 0;
-  for (let i = 0, last = -1; i < list.length; i++) if (list[i] !== last) (last = list[i]!), n++;
-  if (n === list.length) out = list;
-  else {
-    out = new Uint32Array(n);
-    for (let i = 0, k = 0, last = -1; i < list.length; i++) if (list[i] !== last) out[k++] = last = list[i]!;
+export function distinctDocs(list: Uint32Array, ndocs = -1): Uint32Array {
+  const known = distinctOf.get(list);
+  if (known !== undefined) return known;
+  let out = ndocs >= 0 && ndocs < list.length ? collectDistinct(list, ndocs) : null;
+  if (out === null) {
+    // The count is not known (or not trusted): counted first, so that the copy is sized.
+    let n = 0;
+    for (let i = 0, last = -1; i < list.length; i++) if (list[i] !== last) (last = list[i]!), n++;
+    out = n === list.length ? list : collectDistinct(list, n)!;
   }
   distinctOf.set(list, out);
   return out;
+}
+
+/**
+ * The distinct documents of `list` in one walk, given their count (a posting's `ndocs`):
+ * counting them first doubled the cost of a common word's first search. Null when the count
+ * was wrong.
+ */
+function collectDistinct(list: Uint32Array, n: number): Uint32Array | null {
+  const out = new Uint32Array(n);
+  let k = 0;
+  for (let i = 0, last = -1; i < list.length; i++) {
+    const d = list[i]!;
+    if (d !== last) {
+      // Past the end a typed array drops the write: k still counts.
+      out[k++] = last = d;
+    }
+  }
+  return k === n ? out : null;
 }
 
 /**
@@ -113,10 +131,10 @@ export function distinctDocs(list: Uint32Array): Uint32Array {
  * the documents `removed` (ascending) and with those of `add`: a patched list's, by copied runs
  * instead of a walk over every entry.
  */
-export function patchDistinct(list: Uint32Array, from: Uint32Array, removed: Uint32Array, add: Uint32Array): void {
+export function patchDistinct(list: Uint32Array, from: Uint32Array, removed: Uint32Array, add: Posting): void {
   const old = distinctOf.get(from);
   if (old === undefined) return;
-  const added = distinctDocs(add);
+  const added = distinctDocs(add.docs, add.ndocs);
   const out = new Uint32Array(old.length + added.length);
   let i = 0;
   let j = 0;
@@ -141,10 +159,10 @@ export function patchDistinct(list: Uint32Array, from: Uint32Array, removed: Uin
  * together) that belong to `docs` (ascending). A typed array: growing a plain array by
  * tens of thousands of pushes costs several times the walk itself.
  */
-export function entryRanges(list: Uint32Array, docs: Uint32Array): Uint32Array {
+export function entryRanges(list: Uint32Array, docs: Uint32Array, ndocs = -1): Uint32Array {
   // The documents both hold are found among the list's distinct documents; each one's
   // entries are then found by galloping on from the previous one's.
-  const ld = distinctDocs(list);
+  const ld = distinctDocs(list, ndocs);
   const out = new Uint32Array(2 * Math.min(ld.length, docs.length));
   let n = 0;
   let at = 0;

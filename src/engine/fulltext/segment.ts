@@ -184,7 +184,7 @@ export function patched(old: Posting, removed: Uint32Array, add: Posting): Posti
   take(add, j, add.docs.length);
   if (k === 0) return EMPTY_POSTING;
   const out = k === n ? { docs, fps, ndocs } : { docs: docs.slice(0, k), fps: fps.slice(0, k), ndocs };
-  patchDistinct(out.docs, old.docs, removed, add.docs);
+  patchDistinct(out.docs, old.docs, removed, add);
   return out;
 }
 

@@ -95,7 +95,7 @@ function entriesFor(p: Posting, docs: Uint32Array): Posting {
   let runs: Uint32Array;
   if (list.length <= docs.length) {
     // A list shorter than the documents (a rare word of a prefix): its own documents are looked up.
-    runs = entryRanges(list, docs);
+    runs = entryRanges(list, docs, p.ndocs);
   } else {
     // Galloping from each document's run to the next (the list's distinct documents, which
     // entryRanges reads, cost a pass over a common word's whole list).
@@ -245,7 +245,7 @@ export class MatchTable {
       let last = -1;
       if (this.everyField && admitted === null && !(typoSource && this.anyExactField)) {
         // Every occurrence counts: only the distinct docids need reading.
-        const distinct = distinctDocs(src.posting.docs);
+        const distinct = distinctDocs(src.posting.docs, src.posting.ndocs);
         for (let i = 0; i < distinct.length; i++) {
           const d = distinct[i]!;
           const m = mask[d]!;
@@ -537,7 +537,7 @@ export class MatchTable {
       const fps = src.posting.fps;
       const exactSrc = src.exact;
       // Entry ranges to read: the whole list, or those of the documents being filled.
-      const ranges = this.only === null ? null : entryRanges(docs, this.only);
+      const ranges = this.only === null ? null : entryRanges(docs, this.only, src.posting.ndocs);
       const nr = ranges === null ? 2 : ranges.length;
       if (listed && exactSrc && !src.prefixList && ranges === null) {
         // The exact word of an indexed prefix: its documents are already marked with their
@@ -721,7 +721,7 @@ export class MatchTable {
         const { typo, postings } = groups[g]!;
         const fill = (TYPO_MASK_FILL | ((typo + u.baseTypo + 1) & TYPO_MASK)) >>> 0;
         for (const p of postings) {
-          const list = distinctDocs(p.docs);
+          const list = distinctDocs(p.docs, p.ndocs);
           // Runs of a list of distinct documents are one entry long.
           const runs = entryRanges(list, docs);
           for (let r = 0; r < runs.length; r += 2) {
@@ -736,7 +736,7 @@ export class MatchTable {
       if (above.length > 0) {
         const found = Uint32Array.from(above).sort();
         for (const p of left.postings) {
-          const list = distinctDocs(p.docs);
+          const list = distinctDocs(p.docs, p.ndocs);
           const runs = entryRanges(list, found);
           for (let r = 0; r < runs.length; r += 2) agg[list[runs[r]!]! * U + u.id] = leftFill;
         }

@@ -258,9 +258,9 @@ export function bulkPairCosts(
   let memo = bucketRanges.get(bucket);
   if (memo === undefined) bucketRanges.set(bucket, (memo = new Map()));
   const known = memo;
-  const rangesOf = (list: Uint32Array): Uint32Array => {
-    let r = known.get(list);
-    if (r === undefined) known.set(list, (r = entryRanges(list, bucket)));
+  const rangesOf = (p: Posting): Uint32Array => {
+    let r = known.get(p.docs);
+    if (r === undefined) known.set(p.docs, (r = entryRanges(p.docs, bucket, p.ndocs)));
     return r;
   };
   for (const sa of left.sources) {
@@ -279,14 +279,14 @@ export function bulkPairCosts(
       let ra: Uint32Array;
       let rb: Uint32Array;
       if (A.ndocs * FEW < Math.min(bucket.length, B.ndocs)) {
-        ra = rangesOf(A.docs);
-        rb = entryRanges(B.docs, runDocs(A, ra));
+        ra = rangesOf(A);
+        rb = entryRanges(B.docs, runDocs(A, ra), B.ndocs);
       } else if (B.ndocs * FEW < Math.min(bucket.length, A.ndocs)) {
-        rb = rangesOf(B.docs);
-        ra = entryRanges(A.docs, runDocs(B, rb));
+        rb = rangesOf(B);
+        ra = entryRanges(A.docs, runDocs(B, rb), A.ndocs);
       } else {
-        ra = rangesOf(A.docs);
-        rb = rangesOf(B.docs);
+        ra = rangesOf(A);
+        rb = rangesOf(B);
       }
       pairRanges(A, ra, B, rb, (d, a0, a1, b0, b1) => {
         if (out[d] === 0) return;
