@@ -126,6 +126,16 @@ function collectDistinct(list: Uint32Array, n: number): Uint32Array | null {
   return k === n ? out : null;
 }
 
+/** The distinct documents of `list`, if they were computed. */
+export function knownDistinct(list: Uint32Array): Uint32Array | undefined {
+  return distinctOf.get(list);
+}
+
+/** Gives `list` its distinct documents, made otherwise than by distinctDocs (ascending, each once). */
+export function registerDistinct(list: Uint32Array, distinct: Uint32Array): void {
+  distinctOf.set(list, distinct);
+}
+
 /**
  * Registers the distinct documents of `list`, made from those of `from` (if computed) without
  * the documents `removed` (ascending) and with those of `add`: a patched list's, by copied runs

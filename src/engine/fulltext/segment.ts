@@ -6,6 +6,7 @@
 
 import { decodeRecord, decodeTokens, encodeRecords, recordFieldCount, type DocRecord } from './doc-record.js';
 import { buildArena, EMPTY_ARENA, listAt, mergeArenas, slotOf, type ListArena } from './list-arena.js';
+import { extended } from './grown-lists.js';
 import { docEnd, EMPTY_POSTING, knownPostingId, patchDistinct, seekDoc, type ListKeys, type Posting } from './postings.js';
 import { touchInTurns, type Yielder } from '../../util/yielder.js';
 
@@ -188,6 +189,35 @@ export function patched(old: Posting, removed: Uint32Array, add: Posting): Posti
   return out;
 }
 
+/**
+ * The segments, in docid order, whose lists a list read across segments holds one after the
+ * other (see laidEndToEnd): what a later view may extend it with rather than copy it again.
+ */
+const laidFrom = new WeakMap<Posting, readonly Segment[]>();
+
+/**
+ * After segments `run` were merged into `merged` (their live entries, which the lists laid from
+ * them hold: a list is only kept while its segments' documents are), the lists `view` holds
+ * laid end to end name `merged` in their place, so that they can still be extended.
+ */
+async function relaid(view: SegmentView, run: readonly Segment[], merged: Segment, yielder: Yielder): Promise<void> {
+  const gone = new Set(run);
+  let n = 0;
+  for (const p of view.laidLists()) {
+    const segs = laidFrom.get(p)!;
+    if ((++n & 4095) === 0) await yielder.maybe();
+    if (!segs.some((s) => gone.has(s))) continue;
+    const out: Segment[] = [];
+    for (const s of segs) {
+      if (!gone.has(s)) out.push(s);
+      else if (out[out.length - 1] !== merged) out.push(merged);
+    }
+    // The merged run must have been read whole, in one stretch of docids.
+    if (out.filter((s) => s === merged).length === 1) laidFrom.set(p, out);
+    else laidFrom.delete(p);
+  }
+}
+
 /** Merged lists kept per view, in posting entries (8 bytes each). */
 const CACHED_ENTRIES = 8 << 20;
 /** Past this many removed documents a new view reads its lists afresh (carrying costs a search per list and document). */
@@ -244,6 +274,13 @@ export class SegmentView {
    */
   private priorWords: Map<number, number> | null = null;
   private priorPrefixes: Map<number, number> | null = null;
+  /**
+   * After such a batch, the lists the previous view had read laid end to end across segments,
+   * by word and by prefix id: a list read here that holds them and the batch's entries extends
+   * them in place (grown-lists.ts). Each is taken by the first read of its word.
+   */
+  private baseWords: Map<number, Posting> | null = null;
+  private basePrefixes: Map<number, Posting> | null = null;
   /** Live docids, ascending. */
   readonly docids: Uint32Array;
 
@@ -393,16 +430,19 @@ export class SegmentView {
     dead.set(this.dead.subarray(0, from));
     dead.set(this.dead.subarray(to), from + 1);
     const next = this.passLinks(new SegmentView(segments, this.capacity, { owner, dead, docids: this.docids }));
+    next.baseWords = this.baseWords;
+    next.basePrefixes = this.basePrefixes;
     await this.carryReplacing(next, from, to, yielder);
+    await relaid(next, this.segments.slice(from, to), merged, yielder);
     return next;
   }
 
   word(id: number): Posting {
-    return this.list(id, (s) => s.words, this.wordCache, this.wordPatches, this.priorWords);
+    return this.list(id, (s) => s.words, this.wordCache, this.wordPatches, this.priorWords, this.baseWords);
   }
 
   prefix(id: number): Posting {
-    return this.list(id, (s) => s.prefixes ?? EMPTY_ARENA, this.prefixCache, this.prefixPatches, this.priorPrefixes);
+    return this.list(id, (s) => s.prefixes ?? EMPTY_ARENA, this.prefixCache, this.prefixPatches, this.priorPrefixes, this.basePrefixes);
   }
 
   /** The number (postingId) of the previous view's list that `p` was patched from (see carryAdding), if it had one. */
@@ -431,17 +471,19 @@ export class SegmentView {
 
   private list(
     id: number, arenaOf: (s: Segment) => ListArena, cache: Map<number, Posting>, patches: Map<number, Patch>,
-    prior: Map<number, number> | null,
+    prior: Map<number, number> | null, bases: Map<number, Posting> | null,
   ): Posting {
     const hit = cache.get(id);
     // A frozen view (a search still running on an older state) reads no list a newer view added.
     if (hit && (!this.frozen || (insertedBy.get(hit) ?? 0) <= this.generation)) return hit;
+    const base = bases?.get(id);
+    if (base !== undefined) bases!.delete(id);
     const patch = patches.get(id);
     if (patch) {
       patches.delete(id);
-      const out = patched(patch.old, this.patchRemoved, patch.add);
+      const out = this.patch(patch);
       const before = knownPostingId(patch.old);
-      if (out !== EMPTY_POSTING && before !== undefined) this.patchedFrom.set(out, before);
+      if (out !== EMPTY_POSTING && out !== patch.old && before !== undefined) this.patchedFrom.set(out, before);
       if (!this.frozen && out !== EMPTY_POSTING && this.cached + out.docs.length <= CACHED_ENTRIES) {
         this.keepCopy(out);
         this.keep(cache, id, out);
@@ -458,7 +500,7 @@ export class SegmentView {
     let out: Posting;
     if (parts.length === 0) out = EMPTY_POSTING;
     else if (parts.length === 1 && this.allLive(parts[0]!.p, parts[0]!.seg)) out = parts[0]!.p;
-    else out = this.union(parts);
+    else out = this.union(parts, base);
     const before = prior?.get(id);
     if (before !== undefined && out !== EMPTY_POSTING && knownPostingId(out) !== before) this.patchedFrom.set(out, before);
     // Views over a segment cost nothing to keep; merged copies are kept within a budget.
@@ -466,6 +508,22 @@ export class SegmentView {
       if (parts.length > 1) this.keepCopy(out);
       this.keep(cache, id, out);
     }
+    return out;
+  }
+
+  /**
+   * A patched list: after a batch that only added documents above the old list's, the old list
+   * extended in place with the batch's entries; a merge of copied runs otherwise.
+   */
+  private patch({ old, add }: Patch): Posting {
+    const appends =
+      this.patchRemoved.length === 0 && (old.docs.length === 0 || add.docs.length === 0 || add.docs[0]! > old.docs[old.docs.length - 1]!);
+    if (!appends || old.docs.length === 0) return patched(old, this.patchRemoved, add);
+    const out = extended(old, [add]);
+    // `add` is the newest segment's list: a list laid end to end stays so, one segment longer.
+    const from = laidFrom.get(old);
+    if (from !== undefined && out !== old) laidFrom.set(out, [...from, this.segments[this.segments.length - 1]!]);
+    else if (from !== undefined) laidFrom.set(out, from);
     return out;
   }
 
@@ -575,6 +633,28 @@ export class SegmentView {
     };
     next.priorWords = await ids(this.wordCache);
     next.priorPrefixes = await ids(this.prefixCache);
+    // The lists read here, then those this view was given and did not read (a word searched
+    // now and then, not after every batch), within half the caches' budget each.
+    const laid = (cache: Map<number, Posting>, older: Map<number, Posting> | null): Map<number, Posting> | null => {
+      const out = new Map<number, Posting>();
+      let entries = 0;
+      for (const [id, p] of cache) {
+        if (!laidFrom.has(p)) continue;
+        out.set(id, p);
+        entries += p.docs.length;
+      }
+      if (older !== null) {
+        for (const [id, p] of older) {
+          if (entries >= CACHED_ENTRIES / 2) break;
+          if (out.has(id)) continue;
+          out.set(id, p);
+          entries += p.docs.length;
+        }
+      }
+      return out.size > 0 ? out : null;
+    };
+    next.baseWords = laid(this.wordCache, this.baseWords);
+    next.basePrefixes = laid(this.prefixCache, this.basePrefixes);
   }
 
   /** `next`, which merged some of this view's segments, with the predecessors this view was told of (linkLists). */
@@ -582,6 +662,13 @@ export class SegmentView {
     next.priorWords = this.priorWords;
     next.priorPrefixes = this.priorPrefixes;
     return next;
+  }
+
+  /** The lists this view holds (cached, or given to extend) that are laid end to end across segments. */
+  *laidLists(): Generator<Posting> {
+    for (const m of [this.wordCache, this.prefixCache, this.baseWords, this.basePrefixes]) {
+      if (m !== null) for (const p of m.values()) if (laidFrom.has(p)) yield p;
+    }
   }
 
   /** Gives `next` this view's caches; this view reads them from now on without adding to them. */
@@ -617,27 +704,25 @@ export class SegmentView {
    * batches) hold docids above the older ones', and their union is then a copy, not a merge.
    * Null otherwise.
    */
-  private laidEndToEnd(parts: { p: Posting; seg: number }[]): Posting | null {
+  private laidEndToEnd(parts: { p: Posting; seg: number }[], base: Posting | undefined): Posting | null {
     if (parts.some(({ p, seg }) => this.dead[seg] !== 0 || p.docs.length === 0)) return null;
     const order = [...parts].sort((a, b) => a.p.docs[0]! - b.p.docs[0]!);
-    let n = order[0]!.p.docs.length;
-    let ndocs = order[0]!.p.ndocs;
     for (let k = 1; k < order.length; k++) {
       const prev = order[k - 1]!.p.docs;
-      const p = order[k]!.p;
-      if (prev[prev.length - 1]! >= p.docs[0]!) return null;
-      n += p.docs.length;
-      ndocs += p.ndocs;
+      if (prev[prev.length - 1]! >= order[k]!.p.docs[0]!) return null;
     }
-    const docs = new Uint32Array(n);
-    const fps = new Uint32Array(n);
-    let at = 0;
-    for (const { p } of order) {
-      docs.set(p.docs, at);
-      fps.set(p.fps, at);
-      at += p.docs.length;
+    const segs = order.map(({ seg }) => this.segments[seg]!);
+    const from = base === undefined ? undefined : laidFrom.get(base);
+    if (from !== undefined && from.length <= segs.length && from.every((s, k) => s === segs[k])) {
+      // The previous view's list of the same segments' lists, and then the newer ones'.
+      const out = extended(base!, order.slice(from.length).map(({ p }) => p));
+      laidFrom.set(out, segs);
+      return out;
     }
-    return { docs, fps, ndocs };
+    // Copied with room for the next batches' entries (grown-lists.ts).
+    const out = extended(order[0]!.p, order.slice(1).map(({ p }) => p));
+    laidFrom.set(out, segs);
+    return out;
   }
 
   /** No document of the list was replaced or deleted since (then the list is used as it is). */
@@ -648,8 +733,8 @@ export class SegmentView {
     return true;
   }
 
-  private union(parts: { p: Posting; seg: number }[]): Posting {
-    const laid = this.laidEndToEnd(parts);
+  private union(parts: { p: Posting; seg: number }[], base: Posting | undefined): Posting {
+    const laid = this.laidEndToEnd(parts, base);
     if (laid !== null) return laid;
     const owner = this.owner;
     let n = 0;
