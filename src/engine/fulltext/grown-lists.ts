@@ -11,14 +11,16 @@
 
 import { distinctDocs, knownDistinct, registerDistinct, type Posting } from './postings.js';
 
+/** Parallel arrays with room past their written entries. */
 interface Room {
-  docs: Uint32Array;
-  fps: Uint32Array;
-  /** Entries written; only the list ending there may extend them. */
+  arrays: Uint32Array[];
+  /** Entries written; only the arrays ending there may be extended. */
   used: number;
 }
 
-const roomOf = new WeakMap<Uint32Array, Room>();
+/** Rooms by the first of the arrays read from them: lists' (docs, fps), and their distinct documents. */
+const listRooms = new WeakMap<Uint32Array, Room>();
+const distinctRooms = new WeakMap<Uint32Array, Room>();
 
 /** Room given to a copy, as a share of its length: unwritten, large ones' pages are never mapped. */
 const GROWTH = 1.5;
@@ -28,10 +30,36 @@ const GROWTH = 1.5;
  */
 const ROOM_MIN_ENTRIES = 4096;
 
-/** Whether `p` ends where its memory's written entries end, so that entries can follow it in place. */
-function extendable(p: Posting): Room | null {
-  const room = roomOf.get(p.docs);
-  return room !== undefined && room.used === p.docs.length ? room : null;
+/**
+ * `olds` (parallel arrays of one length) each followed by its arrays in `adds` (`adds[k][j]`
+ * for `olds[j]`): written after them in their room when they end where it was written up to
+ * and it holds them, else into a fresh room with space for the next ones.
+ */
+function appended(rooms: WeakMap<Uint32Array, Room>, olds: Uint32Array[], adds: Uint32Array[][]): Uint32Array[] {
+  const len = olds[0]!.length;
+  let n = len;
+  for (const a of adds) n += a[0]!.length;
+  let room = rooms.get(olds[0]!);
+  if (room === undefined || room.used !== len || room.arrays[0]!.length < n) {
+    const cap = n >= ROOM_MIN_ENTRIES ? Math.ceil(n * GROWTH) : n;
+    room = {
+      arrays: olds.map((o) => {
+        const a = new Uint32Array(cap);
+        a.set(o);
+        return a;
+      }),
+      used: len,
+    };
+  }
+  let at = len;
+  for (const a of adds) {
+    for (let j = 0; j < a.length; j++) room.arrays[j]!.set(a[j]!, at);
+    at += a[0]!.length;
+  }
+  room.used = n;
+  const out = room.arrays.map((a) => a.subarray(0, n));
+  rooms.set(out[0]!, room);
+  return out;
 }
 
 /**
@@ -40,41 +68,13 @@ function extendable(p: Posting): Room | null {
  * room for the next ones. The distinct documents follow alike, if known for `base`.
  */
 export function extended(base: Posting, adds: readonly Posting[]): Posting {
-  let more = 0;
   let ndocs = base.ndocs;
-  for (const a of adds) {
-    more += a.docs.length;
-    ndocs += a.ndocs;
-  }
-  if (more === 0) return base;
-  const n = base.docs.length + more;
-  let room = extendable(base);
-  if (room === null || room.docs.length < n) {
-    const cap = n >= ROOM_MIN_ENTRIES ? Math.ceil(n * GROWTH) : n;
-    const next: Room = { docs: new Uint32Array(cap), fps: new Uint32Array(cap), used: base.docs.length };
-    next.docs.set(base.docs);
-    next.fps.set(base.fps);
-    room = next;
-  }
-  let at = base.docs.length;
-  for (const a of adds) {
-    room.docs.set(a.docs, at);
-    room.fps.set(a.fps, at);
-    at += a.docs.length;
-  }
-  room.used = n;
-  const docs = room.docs.subarray(0, n);
-  roomOf.set(docs, room);
-  extendDistinct(base.docs, docs, adds);
-  return { docs, fps: room.fps.subarray(0, n), ndocs };
+  for (const a of adds) ndocs += a.ndocs;
+  if (adds.every((a) => a.docs.length === 0)) return base;
+  const [docs, fps] = appended(listRooms, [base.docs, base.fps], adds.map((a) => [a.docs, a.fps]));
+  extendDistinct(base.docs, docs!, adds);
+  return { docs: docs!, fps: fps!, ndocs };
 }
-
-interface DistinctRoom {
-  docs: Uint32Array;
-  used: number;
-}
-
-const distinctRoomOf = new WeakMap<Uint32Array, DistinctRoom>();
 
 /** Registers the distinct documents of `docs` (`base` then `adds`), if those of `base` were computed, extended alike. */
 function extendDistinct(base: Uint32Array, docs: Uint32Array, adds: readonly Posting[]): void {
@@ -85,25 +85,6 @@ function extendDistinct(base: Uint32Array, docs: Uint32Array, adds: readonly Pos
     registerDistinct(docs, docs);
     return;
   }
-  let more = 0;
-  const parts = adds.map((a) => {
-    const d = distinctDocs(a.docs, a.ndocs);
-    more += d.length;
-    return d;
-  });
-  const n = old.length + more;
-  let room = distinctRoomOf.get(old);
-  if (room === undefined || room.used !== old.length || room.docs.length < n) {
-    room = { docs: new Uint32Array(n >= ROOM_MIN_ENTRIES ? Math.ceil(n * GROWTH) : n), used: old.length };
-    room.docs.set(old);
-  }
-  let at = old.length;
-  for (const p of parts) {
-    room.docs.set(p, at);
-    at += p.length;
-  }
-  room.used = n;
-  const out = room.docs.subarray(0, n);
-  distinctRoomOf.set(out, room);
-  registerDistinct(docs, out);
+  const [out] = appended(distinctRooms, [old], adds.map((a) => [distinctDocs(a.docs, a.ndocs)]));
+  registerDistinct(docs, out!);
 }

@@ -517,13 +517,12 @@ export class SegmentView {
    */
   private patch({ old, add }: Patch): Posting {
     const appends =
-      this.patchRemoved.length === 0 && (old.docs.length === 0 || add.docs.length === 0 || add.docs[0]! > old.docs[old.docs.length - 1]!);
-    if (!appends || old.docs.length === 0) return patched(old, this.patchRemoved, add);
+      this.patchRemoved.length === 0 && old.docs.length > 0 && (add.docs.length === 0 || add.docs[0]! > old.docs[old.docs.length - 1]!);
+    if (!appends) return patched(old, this.patchRemoved, add);
     const out = extended(old, [add]);
     // `add` is the newest segment's list: a list laid end to end stays so, one segment longer.
     const from = laidFrom.get(old);
     if (from !== undefined && out !== old) laidFrom.set(out, [...from, this.segments[this.segments.length - 1]!]);
-    else if (from !== undefined) laidFrom.set(out, from);
     return out;
   }
 
@@ -713,14 +712,12 @@ export class SegmentView {
     }
     const segs = order.map(({ seg }) => this.segments[seg]!);
     const from = base === undefined ? undefined : laidFrom.get(base);
-    if (from !== undefined && from.length <= segs.length && from.every((s, k) => s === segs[k])) {
-      // The previous view's list of the same segments' lists, and then the newer ones'.
-      const out = extended(base!, order.slice(from.length).map(({ p }) => p));
-      laidFrom.set(out, segs);
-      return out;
-    }
-    // Copied with room for the next batches' entries (grown-lists.ts).
-    const out = extended(order[0]!.p, order.slice(1).map(({ p }) => p));
+    // The previous view's list of the same segments' lists, extended with the newer ones'; else
+    // a copy with room for the next batches' entries (grown-lists.ts).
+    const out =
+      from !== undefined && from.length <= segs.length && from.every((s, k) => s === segs[k])
+        ? extended(base!, order.slice(from.length).map(({ p }) => p))
+        : extended(order[0]!.p, order.slice(1).map(({ p }) => p));
     laidFrom.set(out, segs);
     return out;
   }
